@@ -1,0 +1,108 @@
+# probe - one Makefile for libprobe.so, the probe command and the tests.
+#
+#   make            build everything under $(BUILD)/
+#   make run        install missing Debian packages, build, profile the demo
+#   make test       the same set-up, then the whole suite through prove
+#   make sanitize   build and test under -fsanitize=address,undefined
+#   make bench      scripts/bench
+#   make install PREFIX=/usr/local DESTDIR=
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+SAN     ?=
+
+PKG_CONFIG ?= pkg-config
+DW_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libdw libelf 2>/dev/null)
+DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf 2>/dev/null)
+UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(SAN) -Iinclude -D_GNU_SOURCE
+# libprobe.so: hidden by default, only the version script's symbols exported.
+# No sanitizer here: it is preloaded into programs that are not built with one
+# (make sanitize preloads libasan itself; see tests/lib.sh).
+PRELOAD_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -D_GNU_SOURCE \
+	-fPIC -fvisibility=hidden -ftls-model=initial-exec $(UNW_CFLAGS)
+GT_CFLAGS = -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -D_GNU_SOURCE
+
+PRELOAD_SRC   := $(wildcard preload/*.c)
+COLLECTOR_SRC := $(wildcard collector/*.c)
+PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o)
+# Everything of the collector but main(), for unit tests.
+COLLECTOR_LIB := $(filter-out $(BUILD)/collector/main.o,$(COLLECTOR_OBJ))
+
+GT_SRC    := $(wildcard tests/gt_*.c)
+GT_BIN    := $(GT_SRC:tests/%.c=$(BUILD)/tests/%)
+UNIT_SRC  := $(wildcard tests/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+DEMO_BIN  := $(BUILD)/demo
+
+LIBPROBE := $(BUILD)/libprobe.so
+PROBE    := $(BUILD)/probe
+
+.PHONY: all deps run test check sanitize bench install clean
+all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN)
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) include/probe/wire.h
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -MMD -c -o $@ $<
+
+$(BUILD)/collector/%.o: collector/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -MMD -c -o $@ $<
+
+$(LIBPROBE): $(PRELOAD_OBJ) preload/libprobe.map
+	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe.map \
+		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+
+$(PROBE): $(COLLECTOR_OBJ)
+	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) -lncursesw -lm
+
+$(BUILD)/tests/gt_%: tests/gt_%.c
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
+
+$(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Icollector -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) -lncursesw -lm
+
+$(DEMO_BIN): scripts/demo.c
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
+
+-include $(PRELOAD_OBJ:.o=.d) $(COLLECTOR_OBJ:.o=.d)
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(PROBE) record -o $(BUILD)/demo.probe -- $(DEMO_BIN)
+	$(PROBE) report $(BUILD)/demo.probe
+	$(PROBE) report --tree --percent-limit 2 $(BUILD)/demo.probe
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	PROBE_BUILD=$(BUILD) prove -f tests/
+
+check: test
+
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	PROBE_BUILD=build-san PROBE_SANITIZE=1 prove -f tests/
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	scripts/bench
+
+install: $(LIBPROBE) $(PROBE)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/probe
+	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
+	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,405 @@
+/*
+ * wire_decode.c - the one decoder of the probe wire protocol.
+ *
+ * Everything that arrives is untrusted: a frame's size is bounded before a
+ * single body byte is buffered, every field read is bounds-checked against
+ * the frame, and a frame must decode to exactly its size.  Strings are copied
+ * NUL-terminated into the reader's scratch so callers never see raw bytes.
+ */
+#include "wire_decode.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- frame splitting ------------------------------------------------ */
+
+int probe_stream_init(struct probe_stream *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->buf = malloc(PROBE_FRAME_MAX);
+	return s->buf ? 0 : -1;
+}
+
+void probe_stream_free(struct probe_stream *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+}
+
+/* Move the unread tail to the front so the buffer has room for a frame. */
+static void stream_compact(struct probe_stream *s)
+{
+	if (s->off == 0)
+		return;
+	memmove(s->buf, s->buf + s->off, s->len - s->off);
+	s->len -= s->off;
+	s->off = 0;
+}
+
+uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail)
+{
+	if (s->len == PROBE_FRAME_MAX || s->off > PROBE_FRAME_MAX / 2)
+		stream_compact(s);
+	*avail = PROBE_FRAME_MAX - s->len;
+	return s->buf + s->len;
+}
+
+void probe_stream_commit(struct probe_stream *s, size_t n)
+{
+	s->len += n;
+}
+
+size_t probe_stream_feed(struct probe_stream *s, const void *data, size_t n)
+{
+	size_t avail;
+	uint8_t *dst = probe_stream_space(s, &avail);
+	if (n > avail)
+		n = avail;
+	memcpy(dst, data, n);
+	probe_stream_commit(s, n);
+	return n;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, PROBE_ERR_MAX, fmt, ap);
+	va_end(ap);
+}
+
+int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
+		      size_t *len, char err[PROBE_ERR_MAX])
+{
+	size_t have = s->len - s->off;
+	if (have < PROBE_FRAME_HDR) {
+		stream_compact(s);
+		return 0;
+	}
+	const uint8_t *p = s->buf + s->off;
+	uint32_t size = le32(p);
+	if (size < PROBE_FRAME_HDR || size > PROBE_FRAME_MAX) {
+		seterr(err, "frame at byte %" PRIu64 " has impossible size %" PRIu32
+		       " (allowed %u..%u): not a probe stream, or corrupt",
+		       s->consumed, size, PROBE_FRAME_HDR, PROBE_FRAME_MAX);
+		return -1;
+	}
+	if (have < size) {
+		if (s->off + size > PROBE_FRAME_MAX)
+			stream_compact(s);
+		return 0;
+	}
+	*frame = p;
+	*len = size;
+	s->off += size;
+	s->consumed += size;
+	return 1;
+}
+
+size_t probe_stream_pending(const struct probe_stream *s)
+{
+	return s->len - s->off;
+}
+
+int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX])
+{
+	if (n < PROBE_FILE_HDR || memcmp(p, PROBE_FILE_MAGIC, 8) != 0) {
+		seterr(err, "not a probe recording (no '%s' header)",
+		       PROBE_FILE_MAGIC);
+		return -1;
+	}
+	uint32_t version = le32(p + 8), hdr = le32(p + 12);
+	if (version != PROBE_WIRE_VERSION) {
+		seterr(err, "recording has format version %" PRIu32
+		       ", this probe reads version %u", version,
+		       PROBE_WIRE_VERSION);
+		return -1;
+	}
+	if (hdr != PROBE_FILE_HDR) {
+		seterr(err, "recording header size %" PRIu32 " is not %u", hdr,
+		       PROBE_FILE_HDR);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- field readers -------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	int ok;
+};
+
+static uint64_t rd_le(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+	if (!r->ok || (size_t)(r->end - r->p) < n) {
+		r->ok = 0;
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uv(struct rd *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; r->ok; shift += 7) {
+		if (r->p >= r->end || shift > 63) {
+			r->ok = 0;
+			break;
+		}
+		uint8_t c = *r->p++;
+		if (shift == 63 && (c & 0x7e)) {  /* bits beyond 64 */
+			r->ok = 0;
+			break;
+		}
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+static int64_t rd_sv(struct rd *r)
+{
+	uint64_t u = rd_uv(r);
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* Copy a u16-length string into scratch, NUL-terminated. */
+static const char *rd_str(struct rd *r, struct probe_scratch *sc)
+{
+	size_t n = (size_t)rd_le(r, 2);
+	if (!r->ok)
+		return "";
+	if (n > PROBE_STR_MAX || (size_t)(r->end - r->p) < n ||
+	    sc->cap - sc->len < n + 1) {
+		r->ok = 0;
+		return "";
+	}
+	char *s = sc->mem + sc->len;
+	memcpy(s, r->p, n);
+	s[n] = '\0';
+	/* An embedded NUL would make the string lie about its length. */
+	if (memchr(s, '\0', n)) {
+		r->ok = 0;
+		return "";
+	}
+	sc->len += n + 1;
+	r->p += n;
+	return s;
+}
+
+int probe_scratch_init(struct probe_scratch *sc)
+{
+	sc->cap = PROBE_FRAME_MAX + PROBE_MAX_ARGS + 16;
+	sc->len = 0;
+	sc->mem = malloc(sc->cap);
+	return sc->mem ? 0 : -1;
+}
+
+void probe_scratch_free(struct probe_scratch *sc)
+{
+	free(sc->mem);
+	sc->mem = NULL;
+}
+
+/* ---- frames --------------------------------------------------------- */
+
+const char *probe_frame_type_name(unsigned type)
+{
+	static const char *names[] = {
+		[PROBE_F_HELLO] = "HELLO", [PROBE_F_MAP] = "MAP",
+		[PROBE_F_THREAD] = "THREAD", [PROBE_F_SAMPLES] = "SAMPLES",
+		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
+	};
+	if (type > 0 && type < PROBE_F_TYPE_MAX)
+		return names[type];
+	return "unknown";
+}
+
+const char *probe_lost_reason_name(unsigned reason)
+{
+	static const char *names[] = {
+		[PROBE_LOST_KERNEL] = "ring buffer overflow",
+		[PROBE_LOST_THROTTLE] = "kernel throttling",
+		[PROBE_LOST_QUEUE] = "thread queue full",
+		[PROBE_LOST_SOCKET] = "collector too slow or gone",
+		[PROBE_LOST_UNWIND] = "stack not unwound",
+		[PROBE_LOST_THREAD] = "thread not profiled",
+	};
+	if (reason > 0 && reason < PROBE_LOST_REASON_MAX)
+		return names[reason];
+	return "other";
+}
+
+/* Walk one sample; shared by validation and iteration. */
+static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
+{
+	uint64_t tid = rd_uv(r), dt = rd_uv(r), weight = rd_uv(r);
+	uint64_t event = rd_uv(r), n = rd_uv(r);
+	if (!r->ok || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
+	    n > PROBE_MAX_FRAMES) {
+		r->ok = 0;
+		return -1;
+	}
+	uint64_t pc = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		pc += (uint64_t)rd_sv(r);
+		if (out)
+			out->frames[i] = pc;
+	}
+	if (!r->ok)
+		return -1;
+	if (out) {
+		out->tid = (uint32_t)tid;
+		out->event = (uint32_t)event;
+		out->time_ns = base_ns + dt;
+		out->weight = weight;
+		out->nframes = (uint32_t)n;
+	}
+	return 0;
+}
+
+int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
+		       struct probe_scratch *sc, char err[PROBE_ERR_MAX])
+{
+	if (len < PROBE_FRAME_HDR || len > PROBE_FRAME_MAX || le32(frame) != len) {
+		seterr(err, "frame size %zu does not match its header", len);
+		return -1;
+	}
+	struct rd r = { frame + 4, frame + len, 1 };
+	memset(m, 0, sizeof(*m));
+	m->type = (unsigned)rd_le(&r, 2);
+	(void)rd_le(&r, 2); /* flags: none defined yet */
+	m->pid = (uint32_t)rd_le(&r, 4);
+	sc->len = 0;
+
+	switch (m->type) {
+	case PROBE_F_HELLO: {
+		m->u.hello.version = (uint32_t)rd_le(&r, 4);
+		if (r.ok && m->u.hello.version != PROBE_WIRE_VERSION) {
+			seterr(err, "HELLO speaks protocol version %" PRIu32
+			       ", expected %u (mixed probe versions?)",
+			       m->u.hello.version, PROBE_WIRE_VERSION);
+			return -1;
+		}
+		m->u.hello.ppid = (uint32_t)rd_le(&r, 4);
+		m->u.hello.event_type = (uint32_t)rd_le(&r, 4);
+		m->u.hello.event_config = rd_le(&r, 8);
+		m->u.hello.freq = (uint8_t)rd_le(&r, 1);
+		m->u.hello.value = rd_le(&r, 8);
+		m->u.hello.start_ns = rd_le(&r, 8);
+		m->u.hello.event_name = rd_str(&r, sc);
+		m->u.hello.exe = rd_str(&r, sc);
+		m->u.hello.comm = rd_str(&r, sc);
+		m->u.hello.argc = (uint16_t)rd_le(&r, 2);
+		if (r.ok && (m->u.hello.argc > PROBE_MAX_ARGS ||
+			     m->u.hello.freq > 1)) {
+			seterr(err, "HELLO has %u arguments or bad freq flag %u",
+			       m->u.hello.argc, m->u.hello.freq);
+			return -1;
+		}
+		for (unsigned i = 0; r.ok && i < m->u.hello.argc; i++)
+			sc->argv[i] = rd_str(&r, sc);
+		m->u.hello.argv = sc->argv;
+		break;
+	}
+	case PROBE_F_MAP:
+		m->u.map.start = rd_le(&r, 8);
+		m->u.map.end = rd_le(&r, 8);
+		m->u.map.bias = rd_le(&r, 8);
+		m->u.map.pgoff = rd_le(&r, 8);
+		m->u.map.build_id_len = (uint8_t)rd_le(&r, 1);
+		if (r.ok && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
+			     m->u.map.start >= m->u.map.end)) {
+			seterr(err, "MAP with build-id of %u bytes or empty range "
+			       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
+			       m->u.map.start, m->u.map.end);
+			return -1;
+		}
+		if (r.ok && (size_t)(r.end - r.p) >= m->u.map.build_id_len) {
+			memcpy(m->u.map.build_id, r.p, m->u.map.build_id_len);
+			r.p += m->u.map.build_id_len;
+		} else {
+			r.ok = 0;
+		}
+		m->u.map.path = rd_str(&r, sc);
+		if (r.ok && !m->u.map.path[0]) {
+			seterr(err, "MAP without a path");
+			return -1;
+		}
+		break;
+	case PROBE_F_THREAD:
+		m->u.thread.tid = (uint32_t)rd_le(&r, 4);
+		m->u.thread.name = rd_str(&r, sc);
+		break;
+	case PROBE_F_SAMPLES: {
+		m->u.samples.base_ns = rd_le(&r, 8);
+		m->u.samples.count = rd_uv(&r);
+		if (r.ok && m->u.samples.count == 0) {
+			seterr(err, "SAMPLES batch with no samples");
+			return -1;
+		}
+		const uint8_t *body = r.p;
+		/* Validate every sample now so iteration cannot fail later. */
+		for (uint64_t i = 0; r.ok && i < m->u.samples.count; i++)
+			rd_sample(&r, 0, NULL);
+		m->u.samples.p = body;
+		m->u.samples.end = r.p;
+		m->u.samples.left = m->u.samples.count;
+		break;
+	}
+	case PROBE_F_LOST:
+		m->u.lost.tid = (uint32_t)rd_le(&r, 4);
+		m->u.lost.reason = (uint32_t)rd_le(&r, 4);
+		m->u.lost.count = rd_le(&r, 8);
+		break;
+	case PROBE_F_EXIT:
+		m->u.exit.status = (int32_t)(uint32_t)rd_le(&r, 4);
+		m->u.exit.samples = rd_le(&r, 8);
+		m->u.exit.threads = (uint32_t)rd_le(&r, 4);
+		break;
+	default:
+		/* Unknown kinds are skipped by size: newer writers stay readable. */
+		return 0;
+	}
+	if (!r.ok) {
+		seterr(err, "%s frame of %zu bytes is truncated or has a field "
+		       "out of bounds", probe_frame_type_name(m->type), len);
+		return -1;
+	}
+	if (r.p != r.end) {
+		seterr(err, "%s frame has %zu stray bytes after its fields",
+		       probe_frame_type_name(m->type), (size_t)(r.end - r.p));
+		return -1;
+	}
+	return 0;
+}
+
+int probe_samples_next(struct probe_msg *m, struct probe_sample *out)
+{
+	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
+		return 0;
+	struct rd r = { m->u.samples.p, m->u.samples.end, 1 };
+	if (rd_sample(&r, m->u.samples.base_ns, out) < 0)
+		return 0; /* cannot happen: validated in probe_decode_frame */
+	m->u.samples.p = r.p;
+	m->u.samples.left--;
+	return 1;
+}

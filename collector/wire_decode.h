@@ -1,0 +1,129 @@
+/*
+ * wire_decode.h - the one decoder of the probe wire protocol (include/probe/
+ * wire.h), for live sockets, recorded files and fuzzers' bytes alike.
+ *
+ * Two layers:
+ *   - struct probe_stream splits a byte stream into whole frames, checking
+ *     the frame header's size bounds before buffering a body;
+ *   - probe_decode_frame() turns one frame into a struct probe_msg, checking
+ *     every field; samples are then walked with probe_samples_next().
+ * Errors are returned as -1 with a human-readable message in err (no
+ * "probe:" prefix: the caller adds context).  Nothing here allocates
+ * after init except the stream buffer, which is bounded by PROBE_FRAME_MAX.
+ */
+#ifndef PROBE_WIRE_DECODE_H
+#define PROBE_WIRE_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe/wire.h"
+
+#define PROBE_ERR_MAX 256
+
+struct probe_stream {
+	uint8_t *buf;       /* holds at most PROBE_FRAME_MAX bytes */
+	size_t len;         /* bytes buffered */
+	size_t off;         /* start of the next unread frame */
+	uint64_t consumed;  /* bytes handed out as frames so far (for errors) */
+};
+
+int probe_stream_init(struct probe_stream *s);
+void probe_stream_free(struct probe_stream *s);
+/* Append up to n bytes; returns how many were taken (less when full). */
+size_t probe_stream_feed(struct probe_stream *s, const void *data, size_t n);
+/* Space to read into directly, and commit after a read(2). */
+uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail);
+void probe_stream_commit(struct probe_stream *s, size_t n);
+/*
+ * Next whole frame: 1 and *frame, *len set (valid until the next call), 0 when
+ * more bytes are needed, -1 on a bad header (err says why).
+ */
+int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
+		      size_t *len, char err[PROBE_ERR_MAX]);
+/* Bytes of an incomplete frame left over at end of stream (0 = clean). */
+size_t probe_stream_pending(const struct probe_stream *s);
+
+/* Check a recording's 16-byte header; -1 with err if it is not one. */
+int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX]);
+
+struct probe_sample {
+	uint32_t tid;
+	uint32_t event;
+	uint64_t time_ns;
+	uint64_t weight;
+	uint32_t nframes;
+	uint64_t frames[PROBE_MAX_FRAMES];
+};
+
+struct probe_msg {
+	unsigned type;          /* enum probe_frame_type, or other: skip */
+	uint32_t pid;
+	union {
+		struct {
+			uint32_t version, ppid, event_type;
+			uint64_t event_config;
+			uint8_t freq;
+			uint64_t value, start_ns;
+			const char *event_name, *exe, *comm;
+			uint16_t argc;
+			const char **argv;      /* argc entries */
+		} hello;
+		struct {
+			uint64_t start, end, bias, pgoff;
+			uint8_t build_id_len;
+			uint8_t build_id[PROBE_BUILD_ID_MAX];
+			const char *path;
+		} map;
+		struct {
+			uint32_t tid;
+			const char *name;
+		} thread;
+		struct {
+			uint64_t base_ns;
+			uint64_t count;
+			/* private cursor for probe_samples_next */
+			const uint8_t *p, *end;
+			uint64_t left;
+		} samples;
+		struct {
+			uint32_t tid, reason;
+			uint64_t count;
+		} lost;
+		struct {
+			int32_t status;
+			uint64_t samples;
+			uint32_t threads;
+		} exit;
+	} u;
+};
+
+/*
+ * Scratch memory for decoded strings: valid until the next decode with the
+ * same scratch.  One per reader.
+ */
+struct probe_scratch {
+	char *mem;
+	size_t cap, len;
+	const char *argv[PROBE_MAX_ARGS];
+};
+
+int probe_scratch_init(struct probe_scratch *sc);
+void probe_scratch_free(struct probe_scratch *sc);
+
+/*
+ * Decode one whole frame (as returned by probe_stream_next).  For SAMPLES the
+ * whole body is validated here, so probe_samples_next cannot fail afterwards.
+ * Returns 0, or -1 with err.
+ */
+int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
+		       struct probe_scratch *sc, char err[PROBE_ERR_MAX]);
+
+/* Next sample of a decoded SAMPLES message: 1 and *out filled, 0 at end. */
+int probe_samples_next(struct probe_msg *m, struct probe_sample *out);
+
+/* "HELLO", "MAP", ... or "type N" (static or thread-unsafe buffer). */
+const char *probe_frame_type_name(unsigned type);
+const char *probe_lost_reason_name(unsigned reason);
+
+#endif /* PROBE_WIRE_DECODE_H */

@@ -1,0 +1,207 @@
+/*
+ * wire.h - the probe wire protocol, shared by libprobe.so (writer) and the
+ * probe collector (reader).
+ *
+ * Contract:
+ *   - A stream is a sequence of frames.  A live socket carries frames only; a
+ *     recording on disk is a 16-byte file header followed by the same frames
+ *     (from any number of processes, interleaved frame by frame).
+ *   - Every integer is little-endian.  A frame is a 12-byte header
+ *       u32 size   total frame size in bytes, header included,
+ *                  PROBE_FRAME_HDR <= size <= PROBE_FRAME_MAX
+ *       u16 type   enum probe_frame_type; unknown types are skipped by size
+ *       u16 flags  0 for now
+ *       u32 pid    the process the frame describes
+ *     followed by (size - 12) bytes of body laid out as documented per type.
+ *   - Strings in bodies are u16 length + bytes, no NUL, at most PROBE_STR_MAX.
+ *   - "uv" is an unsigned LEB128 varint (at most 10 bytes); "sv" is a
+ *     zig-zag signed varint.
+ *   - The first frame a process sends is HELLO.  A HELLO for a pid that was
+ *     seen before starts a new process image (exec): its mappings are reset.
+ *   - Readers trust nothing: every length, count and address is checked and a
+ *     frame that does not decode exactly to its size is an error.
+ *
+ * Only encoding helpers live here (static inline, async-signal-safe: they
+ * touch nothing but the buffer they are given).  The one decoder is
+ * collector/wire_decode.[ch].
+ */
+#ifndef PROBE_WIRE_H
+#define PROBE_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PROBE_WIRE_VERSION 1u
+
+#define PROBE_FILE_MAGIC "PROBEREC"     /* 8 bytes, no NUL on disk */
+#define PROBE_FILE_HDR 16u              /* magic, u32 version, u32 hdr size */
+
+#define PROBE_FRAME_HDR 12u
+#define PROBE_FRAME_MAX (1u << 20)      /* 1 MiB, header included */
+#define PROBE_STR_MAX 4096u
+#define PROBE_MAX_FRAMES 256u           /* call-stack depth cap */
+#define PROBE_MAX_ARGS 256u             /* argv entries carried in HELLO */
+#define PROBE_BUILD_ID_MAX 64u
+
+enum probe_frame_type {
+	/*
+	 * HELLO body:
+	 *   u32 version (PROBE_WIRE_VERSION), u32 ppid,
+	 *   u32 event_type (perf_event_attr.type, or PROBE_EVENT_TIMER for the
+	 *       CPU-time timer fallback), u64 event_config,
+	 *   u8 freq (1: value is Hz, 0: value is a period), u64 value,
+	 *   u64 start_ns (CLOCK_MONOTONIC; sample times use the same clock),
+	 *   str event_name ("cpu-clock"), str exe (absolute path), str comm,
+	 *   u16 argc (<= PROBE_MAX_ARGS), argc x str argv
+	 */
+	PROBE_F_HELLO = 1,
+	/*
+	 * MAP body: one executable segment of a loaded object.
+	 *   u64 start, u64 end (start < end, runtime addresses),
+	 *   u64 bias (runtime address = file vaddr + bias),
+	 *   u64 pgoff (file offset of the segment),
+	 *   u8 build_id_len (<= PROBE_BUILD_ID_MAX), build_id bytes,
+	 *   str path ("" never; "[vdso]" for the vDSO)
+	 */
+	PROBE_F_MAP = 2,
+	/* THREAD body: u32 tid, str name (comm, at most 16 bytes usually) */
+	PROBE_F_THREAD = 3,
+	/*
+	 * SAMPLES body: a batch of samples.
+	 *   u64 base_ns, uv count (>= 1), then count x sample:
+	 *     uv tid, uv dt (time = base_ns + dt), uv weight (event period,
+	 *     nanoseconds for clock events), uv event (index, 0 for now),
+	 *     uv nframes (1..PROBE_MAX_FRAMES),
+	 *     nframes x sv delta: frame[i] = frame[i-1] + delta (frame[-1] = 0).
+	 *   frame[0] is the sampled instruction pointer; frame[i > 0] are
+	 *   return addresses, caller after callee, down to the outermost frame.
+	 */
+	PROBE_F_SAMPLES = 4,
+	/*
+	 * LOST body: u32 tid (0: the whole process), u32 reason, u64 count.
+	 * Counts are deltas since the previous LOST of the same reason and tid.
+	 */
+	PROBE_F_LOST = 5,
+	/*
+	 * EXIT body: i32 status (exit code, or 128 + signal, or -1 unknown),
+	 *   u64 samples (taken in this process), u32 threads (seen).
+	 */
+	PROBE_F_EXIT = 6,
+	PROBE_F_TYPE_MAX
+};
+
+enum probe_lost_reason {
+	PROBE_LOST_KERNEL = 1,   /* PERF_RECORD_LOST: the mmap ring overflowed */
+	PROBE_LOST_THROTTLE = 2, /* PERF_RECORD_THROTTLE: kernel throttled us */
+	PROBE_LOST_QUEUE = 3,    /* per-thread queue full before sender drained */
+	PROBE_LOST_SOCKET = 4,   /* collector slow, gone, or file write failed */
+	PROBE_LOST_UNWIND = 5,   /* stack could not be unwound (leaf kept) */
+	PROBE_LOST_THREAD = 6,   /* a thread could not be profiled at all */
+	PROBE_LOST_REASON_MAX
+};
+
+#define PROBE_EVENT_TIMER 0xffffu  /* event_type of the timer fallback */
+
+/* ---- encoding helpers (async-signal-safe) ------------------------------ */
+
+/* A bounded output buffer.  Writers check ok once at the end. */
+struct probe_wbuf {
+	uint8_t *p;
+	size_t len, cap;
+	int ok;
+};
+
+static inline void probe_wbuf_init(struct probe_wbuf *w, void *mem, size_t cap)
+{
+	w->p = (uint8_t *)mem;
+	w->len = 0;
+	w->cap = cap;
+	w->ok = 1;
+}
+
+static inline void probe_put_bytes(struct probe_wbuf *w, const void *b, size_t n)
+{
+	if (!w->ok || n > w->cap - w->len) {
+		w->ok = 0;
+		return;
+	}
+	memcpy(w->p + w->len, b, n);
+	w->len += n;
+}
+
+static inline void probe_put_le(struct probe_wbuf *w, uint64_t v, unsigned n)
+{
+	uint8_t b[8];
+	for (unsigned i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	probe_put_bytes(w, b, n);
+}
+
+#define probe_put_u8(w, v)  probe_put_le((w), (uint8_t)(v), 1)
+#define probe_put_u16(w, v) probe_put_le((w), (uint16_t)(v), 2)
+#define probe_put_u32(w, v) probe_put_le((w), (uint32_t)(v), 4)
+#define probe_put_u64(w, v) probe_put_le((w), (uint64_t)(v), 8)
+
+static inline void probe_put_uv(struct probe_wbuf *w, uint64_t v)
+{
+	uint8_t b[10];
+	unsigned n = 0;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		b[n++] = (uint8_t)(c | (v ? 0x80 : 0));
+	} while (v);
+	probe_put_bytes(w, b, n);
+}
+
+static inline void probe_put_sv(struct probe_wbuf *w, int64_t v)
+{
+	probe_put_uv(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* Strings longer than PROBE_STR_MAX are cut, never rejected. */
+static inline void probe_put_str(struct probe_wbuf *w, const char *s)
+{
+	size_t n = 0;
+	while (s && s[n] && n < PROBE_STR_MAX)
+		n++;
+	probe_put_u16(w, n);
+	probe_put_bytes(w, s, n);
+}
+
+/* Start a frame; returns the offset to pass to probe_frame_end. */
+static inline size_t probe_frame_begin(struct probe_wbuf *w, unsigned type,
+				       uint32_t pid)
+{
+	size_t at = w->len;
+	probe_put_u32(w, 0);
+	probe_put_u16(w, type);
+	probe_put_u16(w, 0);
+	probe_put_u32(w, pid);
+	return at;
+}
+
+/* Patch the frame's size; a frame over PROBE_FRAME_MAX marks w not ok. */
+static inline void probe_frame_end(struct probe_wbuf *w, size_t at)
+{
+	size_t size = w->len - at;
+	if (!w->ok)
+		return;
+	if (size > PROBE_FRAME_MAX) {
+		w->ok = 0;
+		return;
+	}
+	for (unsigned i = 0; i < 4; i++)
+		w->p[at + i] = (uint8_t)(size >> (8 * i));
+}
+
+/* The 16-byte recording file header. */
+static inline void probe_put_file_header(struct probe_wbuf *w)
+{
+	probe_put_bytes(w, PROBE_FILE_MAGIC, 8);
+	probe_put_u32(w, PROBE_WIRE_VERSION);
+	probe_put_u32(w, PROBE_FILE_HDR);
+}
+
+#endif /* PROBE_WIRE_H */

@@ -1,0 +1,16 @@
+#!/bin/sh
+# libprobe.so exports only what it interposes and brings no library that
+# could change how the program resolves its own symbols (libunwind's
+# _Unwind_* and backtrace are loaded RTLD_LOCAL at run time instead).
+. "$(dirname "$0")/lib.sh"
+plan 4
+exports=$(nm -D --defined-only "$LIBPROBE" | awk '{ print $3 }' | sort | tr '\n' ' ')
+diag "exports: $exports"
+bad=$(nm -D --defined-only "$LIBPROBE" | awk '{ print $3 }' |
+	grep -Ev '^(pthread_create|dlopen|dlclose|fork|vfork|execv.*|sigaction|signal|sigprocmask|pthread_sigmask|exit|_exit|_Exit|pthread_exit|close|close_range|closefrom|dup2|dup3|posix_spawn.*|system|setitimer|timer_create)$')
+is "$bad" "" "no exported symbol beyond the interposed functions"
+nm -D --defined-only "$LIBPROBE" | grep -q '_Unwind_'; is "$?" 1 "no _Unwind_* defined"
+ldd "$LIBPROBE" | grep -q 'libunwind'; is "$?" 1 "libunwind is not a link-time dependency"
+out=$(LD_PRELOAD="$LIBPROBE" PROBE_OUTPUT="$T/x.probe" "$GT/gt_leaf" 1 2>/dev/null)
+is "$out" "checksum 1" "a preloaded program still runs"
+done_testing

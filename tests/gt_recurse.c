@@ -1,0 +1,32 @@
+/*
+ * gt_recurse - ground truth: nearly all time is spent 60 calls deep.
+ *   gt_recurse [REPEATS [DEPTH]]
+ * Every sample's stack must show DEPTH frames of descend() down to main.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gt_work.h"
+
+__attribute__((noipa)) static void bottom(void) { GT_SPIN(1, 0.5); }
+
+/* The addition after the call keeps it from becoming a tail call. */
+__attribute__((noipa)) static int descend(int depth)
+{
+	if (depth <= 1) {
+		bottom();
+		return 1;
+	}
+	return descend(depth - 1) + 1;
+}
+
+int main(int argc, char **argv)
+{
+	long repeats = argc > 1 ? atol(argv[1]) : 3000;
+	int depth = argc > 2 ? atoi(argv[2]) : 60;
+	long sum = 0;
+	for (long i = 0; i < repeats; i++)
+		sum += descend(depth);
+	printf("depth %d sum %ld\n", depth, sum);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * gt_threads - ground truth: four threads named w1..w4 doing 1:2:3:4 units
+ * of the same work (plus an idle main thread that only waits).
+ *   gt_threads [UNITS_PER_SHARE]
+ * A profile grouped by thread must show 10/20/30/40 % of the samples.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gt_work.h"
+
+static long per_share = 100;
+
+__attribute__((noipa)) static void work(long units) { GT_SPIN(units, 1.5); }
+
+static void *worker(void *arg)
+{
+	long n = (long)arg;
+	char name[16];
+	snprintf(name, sizeof(name), "w%ld", n);
+	pthread_setname_np(pthread_self(), name);
+	for (long i = 0; i < n * per_share; i++)
+		work(1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[4];
+	if (argc > 1)
+		per_share = atol(argv[1]);
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, worker, (void *)(i + 1)) != 0) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("threads done\n");
+	return 0;
+}

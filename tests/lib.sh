@@ -1,0 +1,57 @@
+# lib.sh - shared helpers for probe's shell tests (sourced; emits TAP).
+#
+# Sets BUILD, PROBE, LIBPROBE, GT (ground-truth programs) and a scratch
+# directory T (removed at exit; world-writable so tests can switch to
+# nobody).  Provides plan/ok/is/skip/diag/done and share helpers that read
+# `probe report` output.
+
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${PROBE_BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+PROBE=$BUILD/probe
+LIBPROBE=$BUILD/libprobe.so
+GT=$BUILD/tests
+T=$(mktemp -d /tmp/probe-test.XXXXXX)
+chmod 0777 "$T"
+trap 'rm -rf "$T"' EXIT
+
+# Under `make sanitize` the collector carries ASan; libprobe.so does not,
+# but keep the sanitizer runtimes quiet about the programs we start.
+if [ -n "${PROBE_SANITIZE:-}" ]; then
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+
+_tap_n=0
+_tap_fail=0
+plan() { echo "1..$1"; }
+diag() { echo "# $*"; }
+ok() {	# ok CONDITION-EXIT-STATUS NAME
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_tap_n - $2"
+	else echo "not ok $_tap_n - $2"; _tap_fail=$((_tap_fail + 1)); fi
+}
+is() {	# is GOT WANT NAME
+	if [ "$1" = "$2" ]; then ok 0 "$3"
+	else ok 1 "$3"; diag "  got '$1', expected '$2'"; fi
+}
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # skip $1"; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+done_testing() { [ "$_tap_fail" -eq 0 ]; exit $?; }
+
+# within VALUE WANT TOLERANCE: exit status 0 when |VALUE-WANT| <= TOLERANCE
+within() { awk -v v="$1" -v w="$2" -v t="$3" 'BEGIN { d = v - w; if (d < 0) d = -d; exit !(v != "" && d <= t) }'; }
+
+# self_share REPORT NAME: the Self% of the first text-report row whose
+# key columns contain the word NAME (empty when there is none).
+self_share() {
+	awk -v name="$2" '/^#/ { next }
+		{ for (i = 4; i <= NF; i++) if ($i == name) { sub("%", "", $1); print $1; exit } }' "$1"
+}
+
+# as_nobody CMD...: run a command as the unprivileged user nobody.
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
+		env PATH=/usr/bin:/bin HOME=/nonexistent "$@"
+}

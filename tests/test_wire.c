@@ -1,0 +1,317 @@
+/*
+ * test_wire.c - the wire decoder against good, truncated, oversized and
+ * garbage input.  Encodes with wire.h's helpers (the writer libprobe uses),
+ * decodes with collector/wire_decode.c (the one decoder).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe/wire.h"
+#include "tap.h"
+#include "wire_decode.h"
+
+static uint8_t buf[1 << 16];
+
+/* A stream with one frame of each kind; returns its length. */
+static size_t make_stream(uint8_t *out, size_t cap)
+{
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, out, cap);
+	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, 42);
+	probe_put_u32(&w, PROBE_WIRE_VERSION);
+	probe_put_u32(&w, 1);
+	probe_put_u32(&w, 1);
+	probe_put_u64(&w, 0);
+	probe_put_u8(&w, 1);
+	probe_put_u64(&w, 999);
+	probe_put_u64(&w, 1000);
+	probe_put_str(&w, "cpu-clock");
+	probe_put_str(&w, "/bin/app");
+	probe_put_str(&w, "app");
+	probe_put_u16(&w, 2);
+	probe_put_str(&w, "app");
+	probe_put_str(&w, "--flag");
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, PROBE_F_MAP, 42);
+	probe_put_u64(&w, 0x400000);
+	probe_put_u64(&w, 0x401000);
+	probe_put_u64(&w, 0);
+	probe_put_u64(&w, 0);
+	probe_put_u8(&w, 3);
+	probe_put_bytes(&w, "\x01\x02\x03", 3);
+	probe_put_str(&w, "/bin/app");
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, PROBE_F_THREAD, 42);
+	probe_put_u32(&w, 43);
+	probe_put_str(&w, "worker");
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, PROBE_F_SAMPLES, 42);
+	probe_put_u64(&w, 5000);
+	probe_put_uv(&w, 2);
+	for (int s = 0; s < 2; s++) {
+		uint64_t frames[3] = { 0x400123, 0x400456 + s, 0x7fff00001000ull };
+		uint64_t prev = 0;
+		probe_put_uv(&w, 43);
+		probe_put_uv(&w, 10 + s);
+		probe_put_uv(&w, 1001001);
+		probe_put_uv(&w, 0);
+		probe_put_uv(&w, 3);
+		for (int i = 0; i < 3; i++) {
+			probe_put_sv(&w, (int64_t)(frames[i] - prev));
+			prev = frames[i];
+		}
+	}
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, PROBE_F_LOST, 42);
+	probe_put_u32(&w, 43);
+	probe_put_u32(&w, PROBE_LOST_SOCKET);
+	probe_put_u64(&w, 7);
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, 99, 42); /* unknown kind: skipped */
+	probe_put_u32(&w, 0xdeadbeef);
+	probe_frame_end(&w, at);
+
+	at = probe_frame_begin(&w, PROBE_F_EXIT, 42);
+	probe_put_u32(&w, (uint32_t)-1);
+	probe_put_u64(&w, 2);
+	probe_put_u32(&w, 1);
+	probe_frame_end(&w, at);
+	return w.ok ? w.len : 0;
+}
+
+/* Decode a whole buffer; returns frames decoded or -1 on the first error. */
+static int decode_all(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX],
+		      int *pending)
+{
+	struct probe_stream s;
+	struct probe_scratch sc;
+	struct probe_msg m;
+	struct probe_sample smp;
+	const uint8_t *f;
+	size_t flen;
+	int frames = 0, r;
+	probe_stream_init(&s);
+	probe_scratch_init(&sc);
+	size_t fed = 0;
+	while (fed < n) {
+		/* Feed in odd-sized pieces to exercise reassembly. */
+		size_t piece = n - fed < 37 ? n - fed : 37;
+		fed += probe_stream_feed(&s, p + fed, piece);
+		while ((r = probe_stream_next(&s, &f, &flen, err)) == 1) {
+			if (probe_decode_frame(f, flen, &m, &sc, err) < 0) {
+				frames = -1;
+				goto out;
+			}
+			while (probe_samples_next(&m, &smp))
+				;
+			frames++;
+		}
+		if (r < 0) {
+			frames = -1;
+			goto out;
+		}
+	}
+	*pending = (int)probe_stream_pending(&s);
+out:
+	probe_stream_free(&s);
+	probe_scratch_free(&sc);
+	return frames;
+}
+
+int main(void)
+{
+	char err[PROBE_ERR_MAX];
+	int pending = 0;
+	plan(22);
+
+	size_t n = make_stream(buf, sizeof(buf));
+	ok(n > 0, "encoder produced a stream of %zu bytes", n);
+	is_int(decode_all(buf, n, err, &pending), 7, "all 7 frames decode");
+	is_int(pending, 0, "nothing left over");
+
+	/* Field values survive the round trip. */
+	{
+		struct probe_scratch sc;
+		struct probe_msg m;
+		struct probe_sample smp;
+		probe_scratch_init(&sc);
+		uint32_t hello_len = buf[0] | buf[1] << 8;
+		ok(probe_decode_frame(buf, hello_len, &m, &sc, err) == 0 &&
+		   m.type == PROBE_F_HELLO && m.pid == 42 &&
+		   m.u.hello.value == 999 && m.u.hello.argc == 2 &&
+		   strcmp(m.u.hello.argv[1], "--flag") == 0 &&
+		   strcmp(m.u.hello.exe, "/bin/app") == 0, "HELLO fields round-trip");
+		size_t off = 0;
+		for (int i = 0; i < 3; i++)
+			off += buf[off] | buf[off + 1] << 8;
+		uint32_t slen = buf[off] | buf[off + 1] << 8;
+		int good = probe_decode_frame(buf + off, slen, &m, &sc, err) == 0 &&
+			   m.type == PROBE_F_SAMPLES && m.u.samples.count == 2;
+		good = good && probe_samples_next(&m, &smp) && smp.tid == 43 &&
+		       smp.time_ns == 5010 && smp.weight == 1001001 &&
+		       smp.nframes == 3 && smp.frames[0] == 0x400123 &&
+		       smp.frames[2] == 0x7fff00001000ull;
+		good = good && probe_samples_next(&m, &smp) &&
+		       smp.frames[1] == 0x400457 && !probe_samples_next(&m, &smp);
+		ok(good, "SAMPLES round-trip: tid, time, weight and frames");
+		probe_scratch_free(&sc);
+	}
+
+	/* Truncation anywhere: never an error mid-frame, only "pending". */
+	int trunc_ok = 1;
+	for (size_t cut = 0; cut < n; cut++) {
+		int fr = decode_all(buf, cut, err, &pending);
+		if (fr < 0 || (pending == 0 && cut != 0 && fr == 0))
+			trunc_ok = 0;
+	}
+	ok(trunc_ok, "every truncation leaves a pending partial frame, no error");
+
+	/* Oversized and undersized frame headers. */
+	uint8_t big[PROBE_FRAME_HDR] = { 0x01, 0x00, 0x20, 0x00, 4, 0, 0, 0, 1, 0, 0, 0 };
+	ok(decode_all(big, sizeof(big), err, &pending) < 0 &&
+	   strstr(err, "impossible size"), "2 MiB frame rejected: %s", err);
+	uint8_t tiny[PROBE_FRAME_HDR] = { 4, 0, 0, 0 };
+	ok(decode_all(tiny, sizeof(tiny), err, &pending) < 0,
+	   "frame smaller than its header rejected: %s", err);
+
+	/* A body shorter than its fields, inside a well-sized frame. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[64];
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_LOST, 1);
+		probe_put_u32(&w, 1);
+		probe_frame_end(&w, at);
+		ok(decode_all(b, w.len, err, &pending) < 0 && strstr(err, "LOST"),
+		   "short LOST body rejected: %s", err);
+	}
+	/* Stray bytes after the fields. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[64];
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_THREAD, 1);
+		probe_put_u32(&w, 1);
+		probe_put_str(&w, "x");
+		probe_put_u8(&w, 0);
+		probe_frame_end(&w, at);
+		ok(decode_all(b, w.len, err, &pending) < 0 && strstr(err, "stray"),
+		   "stray bytes rejected: %s", err);
+	}
+	/* A string claiming more bytes than the frame has. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[64];
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_THREAD, 1);
+		probe_put_u32(&w, 1);
+		probe_put_u16(&w, 4000);
+		probe_put_bytes(&w, "abc", 3);
+		probe_frame_end(&w, at);
+		ok(decode_all(b, w.len, err, &pending) < 0, "overlong string rejected");
+	}
+	/* Embedded NUL in a string. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[64];
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_THREAD, 1);
+		probe_put_u32(&w, 1);
+		probe_put_u16(&w, 3);
+		probe_put_bytes(&w, "a\0b", 3);
+		probe_frame_end(&w, at);
+		ok(decode_all(b, w.len, err, &pending) < 0, "embedded NUL rejected");
+	}
+	/* Samples: zero frames, too many frames, a runaway varint, count lies. */
+	{
+		struct probe_wbuf w;
+		static uint8_t b[8192];
+		const struct { unsigned nframes; int bad_varint; uint64_t count; const char *what; } cases[] = {
+			{ 0, 0, 1, "zero-frame sample" },
+			{ PROBE_MAX_FRAMES + 1, 0, 1, "sample deeper than the cap" },
+			{ 3, 1, 1, "11-byte varint" },
+			{ 3, 0, 2, "count larger than the samples present" },
+			{ 3, 0, 0, "empty batch" },
+		};
+		for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			probe_wbuf_init(&w, b, sizeof(b));
+			size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, 1);
+			probe_put_u64(&w, 0);
+			probe_put_uv(&w, cases[c].count);
+			probe_put_uv(&w, 1);
+			probe_put_uv(&w, 0);
+			probe_put_uv(&w, 1);
+			probe_put_uv(&w, 0);
+			probe_put_uv(&w, cases[c].nframes);
+			if (cases[c].bad_varint)
+				probe_put_bytes(&w, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+			for (unsigned i = 0; i < cases[c].nframes; i++)
+				probe_put_sv(&w, 16);
+			probe_frame_end(&w, at);
+			ok(decode_all(b, w.len, err, &pending) < 0, "%s rejected: %s",
+			   cases[c].what, err);
+		}
+	}
+	/* MAP with an empty range. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[128];
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_MAP, 1);
+		probe_put_u64(&w, 0x2000);
+		probe_put_u64(&w, 0x1000);
+		probe_put_u64(&w, 0);
+		probe_put_u64(&w, 0);
+		probe_put_u8(&w, 0);
+		probe_put_str(&w, "/x");
+		probe_frame_end(&w, at);
+		ok(decode_all(b, w.len, err, &pending) < 0, "MAP end < start rejected: %s", err);
+	}
+
+	/* File headers. */
+	{
+		struct probe_wbuf w;
+		uint8_t b[PROBE_FILE_HDR];
+		probe_wbuf_init(&w, b, sizeof(b));
+		probe_put_file_header(&w);
+		ok(probe_file_header_check(b, w.len, err) == 0, "file header accepted");
+		b[8] = 9;
+		ok(probe_file_header_check(b, w.len, err) < 0 && strstr(err, "version"),
+		   "other version refused: %s", err);
+		ok(probe_file_header_check((const uint8_t *)"#!/bin/sh\necho hi\n", 18, err) < 0,
+		   "a shell script is not a recording: %s", err);
+	}
+
+	/* Garbage and mutated streams: errors, never crashes (ASan watches). */
+	{
+		unsigned seed = 12345;
+		int clean = 1;
+		static uint8_t g[4096];
+		for (int round = 0; round < 20000; round++) {
+			memcpy(g, buf, n);
+			int flips = 1 + round % 8;
+			for (int k = 0; k < flips; k++) {
+				seed = seed * 1103515245 + 12345;
+				g[(seed >> 8) % n] = (uint8_t)(seed >> 20);
+			}
+			int fr = decode_all(g, n, err, &pending);
+			if (fr > 7)
+				clean = 0;
+		}
+		for (int round = 0; round < 2000; round++) {
+			for (size_t k = 0; k < sizeof(g); k++) {
+				seed = seed * 1103515245 + 12345;
+				g[k] = (uint8_t)(seed >> 16);
+			}
+			(void)decode_all(g, sizeof(g), err, &pending);
+		}
+		ok(clean, "22000 mutated and random streams decoded without a crash");
+	}
+	return done();
+}
