@@ -2,7 +2,7 @@
 # probe report rejects what is not a good recording with one clear
 # "probe:" line and a non-zero exit, and never crashes.
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 13
 
 # check NAME FILE: exit 1, one probe: line, not killed by a signal
 check() {

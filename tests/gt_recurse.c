@@ -10,14 +10,21 @@
 
 __attribute__((noipa)) static void bottom(void) { GT_SPIN(1, 0.5); }
 
-/* The addition after the call keeps it from becoming a tail call. */
+static volatile int gt_depth_seen;
+
+/*
+ * The volatile store after the call keeps gcc from turning the recursion
+ * into a loop (it does that even for "return descend(d - 1) + 1").
+ */
 __attribute__((noipa)) static int descend(int depth)
 {
 	if (depth <= 1) {
 		bottom();
 		return 1;
 	}
-	return descend(depth - 1) + 1;
+	int r = descend(depth - 1);
+	gt_depth_seen = depth;
+	return r + 1;
 }
 
 int main(int argc, char **argv)

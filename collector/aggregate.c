@@ -1,0 +1,447 @@
+/* aggregate.c - see aggregate.h. */
+#include "aggregate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashtab.h"
+#include "util.h"
+
+struct pid_ent {                /* pid -> its current image */
+	uint32_t pid, image;
+	UT_hash_handle hh;
+};
+
+struct thread_key {
+	uint32_t image, tid;
+};
+struct thread_ent {             /* (image, tid) -> name */
+	struct thread_key key;
+	char *name;
+	UT_hash_handle hh;
+};
+
+struct tidset_ent {             /* (pid, tid) seen, for the thread count */
+	uint64_t key;
+	UT_hash_handle hh;
+};
+
+struct stack_ent {
+	UT_hash_handle hh;
+	uint32_t id, nframes;
+	uint64_t frames[];
+};
+
+struct count_key {
+	uint32_t image, tid, stack;
+};
+struct count_ent {
+	struct count_key key;
+	uint64_t samples, weight;
+	UT_hash_handle hh;
+};
+
+struct agg {
+	struct agg_image *images;
+	size_t nimages, images_cap;
+	struct pid_ent *pids;
+	struct thread_ent *threads;
+	struct tidset_ent *tidset;
+	struct stack_ent *stacks;       /* hash by frames */
+	struct stack_ent **stack_vec;   /* by id */
+	size_t nstacks, stacks_cap;
+	struct count_ent *counts;
+	struct agg_count *count_vec;    /* built by agg_finish */
+	size_t ncounts;
+	uint64_t map_seq;
+	struct agg_totals t;
+	/* The last count entry: consecutive samples often share it. */
+	struct count_ent *last_count;
+};
+
+struct agg *agg_new(void)
+{
+	struct agg *a = xcalloc(1, sizeof(*a));
+	a->t.t_min = UINT64_MAX;
+	return a;
+}
+
+static void image_free(struct agg_image *im)
+{
+	for (size_t i = 0; i < im->nmaps; i++)
+		free(im->maps[i].path);
+	free(im->maps);
+	free(im->maxend);
+	free(im->exe);
+	free(im->comm);
+	free(im->name);
+	free(im->event_name);
+}
+
+void agg_free(struct agg *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nimages; i++)
+		image_free(&a->images[i]);
+	free(a->images);
+	struct pid_ent *p, *pt;
+	HASH_ITER(hh, a->pids, p, pt) {
+		HASH_DEL(a->pids, p);
+		free(p);
+	}
+	struct thread_ent *th, *tt;
+	HASH_ITER(hh, a->threads, th, tt) {
+		HASH_DEL(a->threads, th);
+		free(th->name);
+		free(th);
+	}
+	struct tidset_ent *ts, *tst;
+	HASH_ITER(hh, a->tidset, ts, tst) {
+		HASH_DEL(a->tidset, ts);
+		free(ts);
+	}
+	HASH_CLEAR(hh, a->stacks);
+	for (size_t i = 0; i < a->nstacks; i++)
+		free(a->stack_vec[i]);
+	free(a->stack_vec);
+	struct count_ent *c, *ct;
+	HASH_ITER(hh, a->counts, c, ct) {
+		HASH_DEL(a->counts, c);
+		free(c);
+	}
+	free(a->count_vec);
+	free(a);
+}
+
+static uint32_t new_image(struct agg *a, uint32_t pid)
+{
+	a->images = xgrow(a->images, &a->images_cap, a->nimages + 1, sizeof(*a->images));
+	struct agg_image *im = &a->images[a->nimages];
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	im->exe = xstrdup("");
+	im->comm = xstrdup("");
+	im->name = xasprintf("[pid %u]", pid);
+	im->event_name = xstrdup("");
+	im->exit_status = -1;
+	struct pid_ent *p;
+	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
+	if (!p) {
+		p = xcalloc(1, sizeof(*p));
+		p->pid = pid;
+		HASH_ADD(hh, a->pids, pid, sizeof(p->pid), p);
+		a->t.processes++;
+	}
+	p->image = (uint32_t)a->nimages;
+	a->last_count = NULL;
+	return (uint32_t)a->nimages++;
+}
+
+/* The image frames of this pid belong to; a placeholder if no HELLO yet. */
+static uint32_t image_of(struct agg *a, uint32_t pid)
+{
+	struct pid_ent *p;
+	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
+	if (p)
+		return p->image;
+	a->t.frames_orphan++;
+	return new_image(a, pid);
+}
+
+static void note_thread(struct agg *a, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct tidset_ent *e;
+	HASH_FIND(hh, a->tidset, &key, sizeof(key), e);
+	if (e)
+		return;
+	e = xcalloc(1, sizeof(*e));
+	e->key = key;
+	HASH_ADD(hh, a->tidset, key, sizeof(e->key), e);
+	a->t.threads++;
+}
+
+static void add_hello(struct agg *a, const struct probe_msg *m)
+{
+	uint32_t img;
+	struct pid_ent *p;
+	HASH_FIND(hh, a->pids, &m->pid, sizeof(m->pid), p);
+	/* A placeholder made by earlier frames becomes this image. */
+	if (p && !a->images[p->image].have_hello && a->images[p->image].nmaps == 0)
+		img = p->image;
+	else
+		img = new_image(a, m->pid);
+	struct agg_image *im = &a->images[img];
+	im->have_hello = 1;
+	im->ppid = m->u.hello.ppid;
+	free(im->exe);
+	free(im->comm);
+	free(im->name);
+	free(im->event_name);
+	im->exe = printable_dup(m->u.hello.exe ? m->u.hello.exe : "");
+	im->comm = printable_dup(m->u.hello.comm ? m->u.hello.comm : "");
+	im->event_name = printable_dup(m->u.hello.event_name ? m->u.hello.event_name : "");
+	if (im->exe[0])
+		im->name = xstrdup(path_basename(im->exe));
+	else if (im->comm[0])
+		im->name = xstrdup(im->comm);
+	else
+		im->name = xasprintf("[pid %u]", m->pid);
+	im->event_type = m->u.hello.event_type;
+	im->freq = m->u.hello.freq;
+	im->value = m->u.hello.value;
+	note_thread(a, m->pid, m->pid);
+}
+
+static void add_map(struct agg *a, const struct probe_msg *m)
+{
+	uint32_t img = image_of(a, m->pid);  /* may move a->images */
+	struct agg_image *im = &a->images[img];
+	im->maps = xgrow(im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps));
+	struct agg_map *mp = &im->maps[im->nmaps++];
+	mp->start = m->u.map.start;
+	mp->end = m->u.map.end;
+	mp->bias = m->u.map.bias;
+	mp->pgoff = m->u.map.pgoff;
+	mp->seq = a->map_seq++;
+	mp->build_id_len = m->u.map.build_id_len;
+	if (mp->build_id_len > PROBE_BUILD_ID_MAX)
+		mp->build_id_len = PROBE_BUILD_ID_MAX;
+	memcpy(mp->build_id, m->u.map.build_id, mp->build_id_len);
+	mp->path = xstrdup(m->u.map.path ? m->u.map.path : "");
+}
+
+static void add_thread(struct agg *a, const struct probe_msg *m)
+{
+	struct thread_key key = { image_of(a, m->pid), m->u.thread.tid };
+	struct thread_ent *t;
+	HASH_FIND(hh, a->threads, &key, sizeof(key), t);
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
+		t->key = key;
+		HASH_ADD(hh, a->threads, key, sizeof(t->key), t);
+	}
+	free(t->name);
+	/* The latest name wins: threads are often renamed after they start. */
+	t->name = printable_dup(m->u.thread.name ? m->u.thread.name : "");
+	note_thread(a, m->pid, m->u.thread.tid);
+}
+
+static uint32_t intern_stack(struct agg *a, const uint64_t *frames, uint32_t n)
+{
+	struct stack_ent *s;
+	size_t bytes = (size_t)n * sizeof(uint64_t);
+	HASH_FIND(hh, a->stacks, frames, bytes, s);
+	if (s)
+		return s->id;
+	s = xmalloc(sizeof(*s) + bytes);
+	memset(&s->hh, 0, sizeof(s->hh));
+	s->id = (uint32_t)a->nstacks;
+	s->nframes = n;
+	for (uint32_t i = 0; i < n; i++)
+		s->frames[i] = frames[i];
+	HASH_ADD_KEYPTR(hh, a->stacks, s->frames, bytes, s);
+	a->stack_vec = xgrow(a->stack_vec, &a->stacks_cap, a->nstacks + 1,
+			     sizeof(*a->stack_vec));
+	a->stack_vec[a->nstacks++] = s;
+	return s->id;
+}
+
+static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
+		       const struct probe_sample *s)
+{
+	static const uint64_t zero;
+	uint32_t n = s->nframes;
+	const uint64_t *frames = s->frames;
+	if (n == 0) {           /* the decoder forbids it; never drop a sample */
+		frames = &zero;
+		n = 1;
+	}
+	if (n > PROBE_MAX_FRAMES)
+		n = PROBE_MAX_FRAMES;
+	struct count_key key = { img, s->tid, intern_stack(a, frames, n) };
+	struct count_ent *c = a->last_count;
+	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
+		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
+		if (!c) {
+			c = xcalloc(1, sizeof(*c));
+			c->key = key;
+			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
+			note_thread(a, pid, s->tid);
+		}
+		a->last_count = c;
+	}
+	c->samples++;
+	c->weight = sat_add(c->weight, s->weight);
+	a->t.samples++;
+	a->t.weight = sat_add(a->t.weight, s->weight);
+	if (s->time_ns < a->t.t_min)
+		a->t.t_min = s->time_ns;
+	if (s->time_ns > a->t.t_max)
+		a->t.t_max = s->time_ns;
+}
+
+void agg_add(struct agg *a, struct probe_msg *m)
+{
+	switch (m->type) {
+	case PROBE_F_HELLO:
+		add_hello(a, m);
+		break;
+	case PROBE_F_MAP:
+		add_map(a, m);
+		break;
+	case PROBE_F_THREAD:
+		add_thread(a, m);
+		break;
+	case PROBE_F_SAMPLES: {
+		uint32_t img = image_of(a, m->pid);
+		struct probe_sample s;
+		while (probe_samples_next(m, &s))
+			add_sample(a, img, m->pid, &s);
+		break;
+	}
+	case PROBE_F_LOST: {
+		unsigned r = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
+		(void)image_of(a, m->pid);
+		a->t.lost[r] = sat_add(a->t.lost[r], m->u.lost.count);
+		a->t.lost_total = sat_add(a->t.lost_total, m->u.lost.count);
+		break;
+	}
+	case PROBE_F_EXIT: {
+		uint32_t img = image_of(a, m->pid);  /* may move a->images */
+		struct agg_image *im = &a->images[img];
+		im->have_exit = 1;
+		im->exit_status = m->u.exit.status;
+		break;
+	}
+	default:                /* unknown kinds: skipped, by the protocol */
+		break;
+	}
+}
+
+static int cmp_map(const void *x, const void *y)
+{
+	const struct agg_map *a = x, *b = y;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_count(const void *x, const void *y)
+{
+	const struct agg_count *a = x, *b = y;
+	if (a->image != b->image)
+		return a->image < b->image ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+void agg_finish(struct agg *a)
+{
+	for (size_t i = 0; i < a->nimages; i++) {
+		struct agg_image *im = &a->images[i];
+		if (im->nmaps)
+			qsort(im->maps, im->nmaps, sizeof(*im->maps), cmp_map);
+		free(im->maxend);
+		im->maxend = xmalloc((im->nmaps ? im->nmaps : 1) * sizeof(uint64_t));
+		uint64_t mx = 0;
+		for (size_t j = 0; j < im->nmaps; j++) {
+			if (im->maps[j].end > mx)
+				mx = im->maps[j].end;
+			im->maxend[j] = mx;
+		}
+	}
+	free(a->count_vec);
+	a->ncounts = HASH_COUNT(a->counts);
+	a->count_vec = xmalloc((a->ncounts ? a->ncounts : 1) * sizeof(*a->count_vec));
+	size_t i = 0;
+	for (struct count_ent *c = a->counts; c; c = c->hh.next, i++) {
+		struct agg_count *o = &a->count_vec[i];
+		o->image = c->key.image;
+		o->tid = c->key.tid;
+		o->stack = c->key.stack;
+		o->samples = c->samples;
+		o->weight = c->weight;
+	}
+	/* A stable order makes every output deterministic. */
+	if (a->ncounts)
+		qsort(a->count_vec, a->ncounts, sizeof(*a->count_vec), cmp_count);
+}
+
+const struct agg_totals *agg_totals(const struct agg *a)
+{
+	return &a->t;
+}
+
+size_t agg_nimages(const struct agg *a)
+{
+	return a->nimages;
+}
+
+const struct agg_image *agg_image(const struct agg *a, uint32_t image)
+{
+	return image < a->nimages ? &a->images[image] : NULL;
+}
+
+const char *agg_thread_name(const struct agg *a, uint32_t image, uint32_t tid)
+{
+	struct thread_key key = { image, tid };
+	struct thread_ent *t;
+	HASH_FIND(hh, a->threads, &key, sizeof(key), t);
+	return t ? t->name : NULL;
+}
+
+size_t agg_nstacks(const struct agg *a)
+{
+	return a->nstacks;
+}
+
+const uint64_t *agg_stack(const struct agg *a, uint32_t stack, uint32_t *nframes)
+{
+	if (stack >= a->nstacks) {
+		*nframes = 0;
+		return NULL;
+	}
+	*nframes = a->stack_vec[stack]->nframes;
+	return a->stack_vec[stack]->frames;
+}
+
+size_t agg_ncounts(const struct agg *a)
+{
+	return a->ncounts;
+}
+
+const struct agg_count *agg_counts(const struct agg *a)
+{
+	return a->count_vec;
+}
+
+/* How far back to look past maps that start below addr but end before it. */
+#define MAP_WALK_MAX 64
+
+const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint64_t addr)
+{
+	const struct agg_image *im = agg_image(a, image);
+	if (!im || !im->nmaps || !im->maxend)
+		return NULL;
+	/* Last map with start <= addr. */
+	size_t lo = 0, hi = im->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (im->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct agg_map *best = NULL;
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < MAP_WALK_MAX; steps++) {
+		if (im->maxend[i] <= addr)
+			break;  /* nothing at or before i reaches addr */
+		const struct agg_map *mp = &im->maps[i];
+		if (addr < mp->end && (!best || mp->seq > best->seq))
+			best = mp;
+	}
+	return best;
+}

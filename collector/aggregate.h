@@ -1,0 +1,85 @@
+/*
+ * aggregate.h - what a recording says, in tables: process images, their
+ * mappings, thread names, interned stacks and sample counts.
+ *
+ * Contract:
+ *   - Feed every decoded frame to agg_add() in stream order, then call
+ *     agg_finish() once; the accessors are valid after agg_finish().
+ *   - A process image is one pid between two HELLOs: a HELLO for a pid seen
+ *     before (exec) starts a new image with no mappings.  Frames for a pid
+ *     with no HELLO get a placeholder image (counted in frames_orphan).
+ *   - Stacks are interned: identical frame arrays share one id, so memory
+ *     grows with distinct stacks, not with samples.  Counts are keyed by
+ *     (image, tid, stack) and hold samples and the sum of sample weights
+ *     (saturating: weights are untrusted).
+ *   - agg_find_map() returns the mapping of an image that contains addr; where
+ *     recorded mappings overlap, the one recorded last wins.
+ * Nothing here symbolizes; see resolve.h.
+ */
+#ifndef PROBE_AGGREGATE_H
+#define PROBE_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire_decode.h"
+
+struct agg_map {
+	uint64_t start, end, bias, pgoff;
+	uint64_t seq;           /* arrival order */
+	uint8_t build_id_len;
+	uint8_t build_id[PROBE_BUILD_ID_MAX];
+	char *path;             /* as recorded */
+};
+
+struct agg_image {
+	uint32_t pid, ppid;
+	int have_hello;
+	char *exe, *comm;       /* printable; "" when unknown */
+	char *name;             /* basename of exe, else comm, else "[pid N]" */
+	char *event_name;       /* printable; "" when unknown */
+	uint32_t event_type;
+	uint8_t freq;
+	uint64_t value;         /* Hz when freq, else the period */
+	int have_exit;
+	int32_t exit_status;
+	struct agg_map *maps;   /* sorted by start after agg_finish */
+	uint64_t *maxend;       /* maxend[i] = max(end of maps[0..i]) */
+	size_t nmaps, maps_cap;
+};
+
+struct agg_count {
+	uint32_t image, tid, stack;
+	uint64_t samples, weight;
+};
+
+struct agg_totals {
+	uint64_t samples, weight;
+	uint64_t lost[PROBE_LOST_REASON_MAX]; /* [0]: reasons we do not know */
+	uint64_t lost_total;
+	uint32_t processes;     /* distinct pids with a HELLO or any frame */
+	uint32_t threads;       /* distinct (pid, tid) named or sampled */
+	uint64_t t_min, t_max;  /* sample times (ns), t_min > t_max if none */
+	uint64_t frames_orphan; /* pids whose first frame was not a HELLO */
+};
+
+struct agg;
+
+struct agg *agg_new(void);
+void agg_free(struct agg *a);
+/* One decoded frame (SAMPLES are walked here). */
+void agg_add(struct agg *a, struct probe_msg *m);
+void agg_finish(struct agg *a);
+
+const struct agg_totals *agg_totals(const struct agg *a);
+size_t agg_nimages(const struct agg *a);
+const struct agg_image *agg_image(const struct agg *a, uint32_t image);
+/* The thread's latest name in that image, or NULL. */
+const char *agg_thread_name(const struct agg *a, uint32_t image, uint32_t tid);
+size_t agg_nstacks(const struct agg *a);
+const uint64_t *agg_stack(const struct agg *a, uint32_t stack, uint32_t *nframes);
+size_t agg_ncounts(const struct agg *a);
+const struct agg_count *agg_counts(const struct agg *a);
+const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint64_t addr);
+
+#endif

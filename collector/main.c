@@ -1,0 +1,51 @@
+/*
+ * main.c - the probe command: dispatch to its subcommands.
+ *
+ *   probe record ...   (record.h)     probe report ...   (report.h)
+ *   probe -h | --help | --version
+ * Usage errors exit 2 with one "probe:" line.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+#include "report.h"
+#include "util.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
+		"       probe report [-i] FILE [--format text|tree|folded] [--tree] [--sort KEYS]\n"
+		"                    [--percent-limit PCT]\n"
+		"       probe -h | --help | --version\n"
+		"\n"
+		"A sampling profiler: probe record runs a program with libprobe.so\n"
+		"preloaded and saves where its threads spend their time; probe report\n"
+		"shows it (flat profile, call tree, or folded stacks for flame graphs).\n"
+		"'probe record -h' and 'probe report -h' tell more.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		probe_err("no command given: use probe record or probe report; "
+			  "try 'probe --help'");
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-v") == 0) {
+		printf("probe %s\n", PROBE_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "record") == 0)
+		return cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
+	probe_err("unknown command '%s'; try 'probe --help'", cmd);
+	return 2;
+}

@@ -1,0 +1,124 @@
+/* recfile.c - see recfile.h. */
+#include "recfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe/wire.h"
+#include "util.h"
+
+#define RECFILE_BUF (1u << 20)
+
+int recfile_open(struct recfile *f, const char *path)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		char *old = xasprintf("%s.old", path);
+		if (rename(path, old) < 0) {
+			probe_err("cannot rename %s to %s: %s", path, old, strerror(errno));
+			free(old);
+			return -1;
+		}
+		free(old);
+	}
+	f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	if (f->fd < 0) {
+		probe_err("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	f->path = xstrdup(path);
+	f->regular = fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode);
+	f->cap = RECFILE_BUF;
+	f->buf = xmalloc(f->cap);
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, f->buf, f->cap);
+	probe_put_file_header(&w);
+	f->len = w.len;
+	f->bytes = w.len;
+	return 0;
+}
+
+static void write_all(struct recfile *f, const uint8_t *p, size_t n)
+{
+	while (n && !f->err) {
+		ssize_t r = write(f->fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			f->err = r < 0 ? errno : EIO;
+			return;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+static void flush(struct recfile *f)
+{
+	write_all(f, f->buf, f->len);
+	f->len = 0;
+}
+
+void recfile_flush(struct recfile *f)
+{
+	if (f->fd >= 0 && f->len)
+		flush(f);
+}
+
+void recfile_write(struct recfile *f, const void *data, size_t n)
+{
+	if (f->err || f->fd < 0)
+		return;
+	if (n > f->cap - f->len)
+		flush(f);
+	if (n >= f->cap)
+		write_all(f, data, n);
+	else {
+		memcpy(f->buf + f->len, data, n);
+		f->len += n;
+	}
+	if (!f->err)
+		f->bytes += n;
+}
+
+int recfile_close(struct recfile *f)
+{
+	if (f->fd < 0)
+		return -1;
+	flush(f);
+	if (close(f->fd) < 0 && !f->err)
+		f->err = errno;
+	f->fd = -1;
+	free(f->buf);
+	f->buf = NULL;
+	int rc = 0;
+	if (f->err) {
+		probe_err("writing %s failed: %s; the recording is incomplete",
+			  f->path, strerror(f->err));
+		rc = -1;
+	}
+	free(f->path);
+	f->path = NULL;
+	return rc;
+}
+
+void recfile_discard(struct recfile *f)
+{
+	if (f->fd < 0)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	if (f->regular)
+		unlink(f->path);
+	free(f->buf);
+	f->buf = NULL;
+	free(f->path);
+	f->path = NULL;
+}

@@ -1,0 +1,668 @@
+/*
+ * record.c - `probe record`: options, then one epoll loop over the listening
+ * socket, every process's connection and a signalfd; frames are validated
+ * by the one decoder and saved verbatim; a summary at the end.
+ *
+ * Why this shape: every process of the program (forks, execs) connects on
+ * its own, so connections come and go while the command runs; a signalfd
+ * keeps signal handling (SIGCHLD, the user's Ctrl-C) inside the same loop
+ * with no async handlers.
+ */
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "hashtab.h"
+#include "recfile.h"
+#include "spawn.h"
+#include "usock.h"
+#include "util.h"
+#include "wire_decode.h"
+
+#define DEFAULT_FREQ 999
+#define MAX_FREQ 100000
+/* How long to wait for connections to close after the command exited. */
+#define DRAIN_NS 2000000000ull
+/* How often buffered frames go to the file while the command runs. */
+#define FLUSH_NS 1000000000ull
+/* Reads per connection per wakeup, so one busy process cannot starve others. */
+#define READS_PER_WAKEUP 16
+
+struct record_opts {
+	const char *output;
+	const char *event;
+	int use_period;
+	uint64_t value;
+	int quiet;
+	char **argv;
+};
+
+struct conn {
+	int fd;
+	pid_t pid;
+	int hello;              /* its first frame (a HELLO) arrived */
+	int dead;               /* closed; freed after the current epoll batch */
+	struct probe_stream s;
+	struct conn *prev, *next;
+};
+
+struct id_ent {                 /* a set of pids, or of (pid, tid) */
+	uint64_t id;
+	UT_hash_handle hh;
+};
+
+struct recorder {
+	const struct record_opts *o;
+	int ep, lfd, sfd, spare_fd;
+	uid_t uid;
+	struct recfile out;
+	struct probe_scratch sc;
+	struct conn *conns;
+	struct conn *dead;      /* closed in this batch, not yet freed */
+	unsigned nconns;
+	pid_t child;
+	int child_done, status, interrupted;
+	uint64_t t_start, t_exit;
+	/* summary */
+	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX], lost_total;
+	struct id_ent *pids, *tids;
+	unsigned npids, ntids, nconnected;
+};
+
+static char tag_listen, tag_signal;
+
+void record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
+		"\n"
+		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
+		"threads spend their time (every process it starts included).\n"
+		"\n"
+		"  -o, --output FILE   the recording (default probe.data; an existing one\n"
+		"                      becomes FILE.old)\n"
+		"  -e, --event EVENT   what to sample (default cpu-clock): %s\n"
+		"  -F, --freq HZ       samples per second per thread (default %d)\n"
+		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
+		"  -q, --quiet         no summary\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"probe exits with CMD's exit status.  Show the result with probe report.\n",
+		event_list(), DEFAULT_FREQ);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("probe: record: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("; see 'probe record -h'\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+/* ---- sets for the summary ------------------------------------------- */
+
+static int set_add(struct id_ent **set, uint64_t id)
+{
+	struct id_ent *e;
+	HASH_FIND(hh, *set, &id, sizeof(id), e);
+	if (e)
+		return 0;
+	e = xcalloc(1, sizeof(*e));
+	e->id = id;
+	HASH_ADD(hh, *set, id, sizeof(e->id), e);
+	return 1;
+}
+
+static void set_free(struct id_ent **set)
+{
+	struct id_ent *e, *t;
+	HASH_ITER(hh, *set, e, t) {
+		HASH_DEL(*set, e);
+		free(e);
+	}
+}
+
+/* ---- connections ---------------------------------------------------- */
+
+static void conn_close(struct recorder *r, struct conn *c, int warn_partial)
+{
+	size_t pending = probe_stream_pending(&c->s);
+	if (warn_partial && pending && !r->o->quiet)
+		probe_warn("process %ld: its connection ended inside a frame "
+			   "(%zu bytes dropped)", (long)c->pid, pending);
+	epoll_ctl(r->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	probe_stream_free(&c->s);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		r->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	r->nconns--;
+	/* Later events of this epoll batch may still point at it. */
+	c->dead = 1;
+	c->next = r->dead;
+	r->dead = c;
+}
+
+static void free_dead(struct recorder *r)
+{
+	while (r->dead) {
+		struct conn *c = r->dead;
+		r->dead = c->next;
+		free(c);
+	}
+}
+
+/* Check one frame, save it, count it; -1 (after a message) rejects the connection. */
+static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size_t len)
+{
+	char err[PROBE_ERR_MAX];
+	struct probe_msg m;
+	if (probe_decode_frame(f, len, &m, &r->sc, err) < 0) {
+		probe_err("process %ld sent a bad frame (%s); ignoring the rest of its data",
+			  (long)c->pid, err);
+		return -1;
+	}
+	if (m.pid != (uint32_t)c->pid) {
+		probe_err("process %ld sent a frame for process %" PRIu32
+			  "; ignoring the rest of its data", (long)c->pid, m.pid);
+		return -1;
+	}
+	if (!c->hello) {
+		if (m.type != PROBE_F_HELLO) {
+			probe_err("process %ld began with a %s frame, not HELLO; ignoring "
+				  "its data", (long)c->pid, probe_frame_type_name(m.type));
+			return -1;
+		}
+		c->hello = 1;
+	}
+	recfile_write(&r->out, f, len);
+	switch (m.type) {
+	case PROBE_F_HELLO:
+		r->npids += set_add(&r->pids, m.pid);
+		r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | m.pid);
+		break;
+	case PROBE_F_THREAD:
+		r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | m.u.thread.tid);
+		break;
+	case PROBE_F_SAMPLES: {
+		struct probe_sample s;
+		r->samples += m.u.samples.count;
+		r->sample_bytes += len;
+		while (probe_samples_next(&m, &s))
+			r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | s.tid);
+		break;
+	}
+	case PROBE_F_LOST: {
+		unsigned why = m.u.lost.reason < PROBE_LOST_REASON_MAX ? m.u.lost.reason : 0;
+		r->lost[why] = sat_add(r->lost[why], m.u.lost.count);
+		r->lost_total = sat_add(r->lost_total, m.u.lost.count);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void conn_read(struct recorder *r, struct conn *c)
+{
+	char err[PROBE_ERR_MAX];
+	for (int round = 0; round < READS_PER_WAKEUP; round++) {
+		size_t avail;
+		uint8_t *space = probe_stream_space(&c->s, &avail);
+		ssize_t n = read(c->fd, space, avail);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno != ECONNRESET)
+				probe_warn("reading from process %ld: %s", (long)c->pid,
+					   strerror(errno));
+			conn_close(r, c, 1);
+			return;
+		}
+		if (n == 0) {
+			conn_close(r, c, 1);
+			return;
+		}
+		probe_stream_commit(&c->s, (size_t)n);
+		const uint8_t *f;
+		size_t len;
+		int k;
+		while ((k = probe_stream_next(&c->s, &f, &len, err)) == 1)
+			if (conn_frame(r, c, f, len) < 0) {
+				conn_close(r, c, 0);
+				return;
+			}
+		if (k < 0) {
+			probe_err("process %ld sent a bad stream (%s); ignoring the rest of "
+				  "its data", (long)c->pid, err);
+			conn_close(r, c, 0);
+			return;
+		}
+		if ((size_t)n < avail)
+			return;         /* drained for now */
+	}
+}
+
+static void accept_all(struct recorder *r)
+{
+	for (;;) {
+		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if ((errno == EMFILE || errno == ENFILE) && r->spare_fd >= 0) {
+				/* Out of fds: take the connection with the spare and drop it,
+				 * or it would wake us forever; its process counts it lost. */
+				close(r->spare_fd);
+				int x = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
+				if (x >= 0)
+					close(x);
+				r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+				probe_warn("too many open files: a process could not be recorded");
+				continue;
+			}
+			return;         /* EAGAIN, or nothing we can do now */
+		}
+		pid_t pid = -1;
+		uid_t uid = (uid_t)-1;
+		if (usock_peer(fd, &pid, &uid) < 0) {
+			probe_err("refused a connection whose sender cannot be identified "
+				  "(SO_PEERCRED: %s)", strerror(errno));
+			close(fd);
+			continue;
+		}
+		if (uid != r->uid) {
+			probe_err("refused a connection from process %ld of uid %ld: only uid "
+				  "%ld may connect", (long)pid, (long)uid, (long)r->uid);
+			close(fd);
+			continue;
+		}
+		struct conn *c = xcalloc(1, sizeof(*c));
+		c->fd = fd;
+		c->pid = pid;
+		if (probe_stream_init(&c->s) < 0)
+			probe_oom();
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			probe_warn("cannot watch process %ld's connection: %s", (long)pid,
+				   strerror(errno));
+			probe_stream_free(&c->s);
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = r->conns;
+		if (r->conns)
+			r->conns->prev = c;
+		r->conns = c;
+		r->nconns++;
+		r->nconnected++;
+	}
+}
+
+/* ---- signals -------------------------------------------------------- */
+
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static void child_reap(struct recorder *r)
+{
+	int st;
+	pid_t p;
+	while (!r->child_done && (p = waitpid(r->child, &st, WNOHANG)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ECHILD: nothing to wait for; do not hang. */
+			r->status = 1;
+		} else if (WIFEXITED(st)) {
+			r->status = WEXITSTATUS(st);
+		} else if (WIFSIGNALED(st)) {
+			r->status = 128 + WTERMSIG(st);
+		} else {
+			continue;       /* stopped or continued: still running */
+		}
+		r->child_done = 1;
+		r->t_exit = now_ns();
+	}
+}
+
+static void on_signal(struct recorder *r)
+{
+	struct signalfd_siginfo si;
+	while (read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			child_reap(r);
+			continue;
+		}
+		if (r->child_done) {
+			r->interrupted = 1;     /* stop waiting for stragglers */
+			continue;
+		}
+		/*
+		 * A signal from the terminal (Ctrl-C: SI_KERNEL) reached the
+		 * command too, being in our process group: forwarding it would
+		 * deliver it twice.  Only a signal sent to probe alone is passed on.
+		 */
+		if (si.ssi_code != SI_KERNEL)
+			kill(r->child, (int)si.ssi_signo);
+	}
+}
+
+/* ---- the loop ------------------------------------------------------- */
+
+static void run_loop(struct recorder *r)
+{
+	struct epoll_event evs[64];
+	uint64_t last_flush = now_ns();
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now - last_flush >= FLUSH_NS) {
+			recfile_flush(&r->out);
+			last_flush = now;
+		}
+		if (r->child_done) {
+			/* Connections still queued in the backlog count too. */
+			accept_all(r);
+			if (r->nconns == 0 || r->interrupted)
+				break;
+			if (now_ns() >= r->t_exit + DRAIN_NS) {
+				if (!r->o->quiet)
+					probe_warn("stopped waiting for %u process%s 2 s after the "
+						   "command exited; their last samples may be missing",
+						   r->nconns, r->nconns == 1 ? "" : "es");
+				break;
+			}
+		}
+		int timeout = -1;
+		if (r->child_done) {
+			uint64_t t = now_ns(), end = r->t_exit + DRAIN_NS;
+			timeout = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
+		}
+		int n = epoll_wait(r->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			probe_err("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		/* Connections first: a closed one must not be touched again. */
+		int sig = 0, lis = 0;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &tag_listen)
+				lis = 1;
+			else if (p == &tag_signal)
+				sig = 1;
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &tag_listen || p == &tag_signal)
+				continue;
+			struct conn *c = p;
+			if (!c->dead)
+				conn_read(r, c);
+		}
+		free_dead(r);
+		if (lis)
+			accept_all(r);
+		if (sig)
+			on_signal(r);
+	}
+}
+
+static void summary(const struct recorder *r, int write_failed)
+{
+	double secs = (double)((r->child_done ? r->t_exit : now_ns()) - r->t_start) / 1e9;
+	char size[32];
+	human_size(r->out.bytes, size, sizeof(size));
+	char *lost;
+	if (r->lost_total) {
+		char *s = xasprintf("%" PRIu64 " lost:", r->lost_total);
+		const char *sep = " ";
+		for (unsigned k = 0; k < PROBE_LOST_REASON_MAX; k++) {
+			if (!r->lost[k])
+				continue;
+			char *t = xasprintf("%s%s%" PRIu64 " %s", s, sep, r->lost[k],
+					    probe_lost_reason_name(k));
+			free(s);
+			s = t;
+			sep = ", ";
+		}
+		lost = s;
+	} else {
+		lost = xstrdup("0 lost");
+	}
+	char *per = r->samples
+		? xasprintf(", %.1f bytes/sample", (double)r->sample_bytes / (double)r->samples)
+		: xstrdup("");
+	probe_err("%" PRIu64 " samples (%s) from %u process%s, %u thread%s, %.2f s; "
+		  "%s %s (%s%s)", r->samples, lost, r->npids, r->npids == 1 ? "" : "es",
+		  r->ntids, r->ntids == 1 ? "" : "s", secs,
+		  write_failed ? "FAILED to write" : "wrote", r->o->output, size, per);
+	free(lost);
+	free(per);
+	if (r->nconnected == 0)
+		probe_err("no process connected: is %s statically linked or setuid? "
+			  "LD_PRELOAD does not reach those", r->o->argv[0]);
+}
+
+/* ---- the command ---------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int have_freq = 0, have_period = 0, c;
+	o->output = "probe.data";
+	o->event = "cpu-clock";
+	o->value = DEFAULT_FREQ;
+	opterr = 0;
+	optind = 1;
+	/* "+": the command's own options are not ours, even without "--". */
+	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return usage_error("-o needs a file name");
+			o->output = optarg;
+			break;
+		case 'e':
+			if (!event_known(optarg)) {
+				fprintf(stderr, "probe: record: unknown event '%s'; use one of %s\n",
+					optarg, event_list());
+				return 2;
+			}
+			o->event = optarg;
+			break;
+		case 'F':
+			if (parse_u64(optarg, &o->value) < 0 || o->value < 1 || o->value > MAX_FREQ) {
+				fprintf(stderr, "probe: record: -F %s: the frequency must be a whole "
+					"number of Hz from 1 to %d\n", optarg, MAX_FREQ);
+				return 2;
+			}
+			have_freq = 1;
+			o->use_period = 0;
+			break;
+		case 'c':
+			if (parse_u64(optarg, &o->value) < 0 || o->value < 1)
+				return usage_error("-c %s: the period must be a whole number above 0",
+						   optarg);
+			have_period = 1;
+			o->use_period = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			record_usage(stdout);
+			return 0;
+		case ':':
+			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
+				return usage_error("-%c needs an argument", optopt);
+			return usage_error("%s needs an argument", argv[optind - 1]);
+		default:
+			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (have_freq && have_period)
+		return usage_error("-F and -c exclude each other: give a frequency or a period");
+	if (optind >= argc)
+		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...])");
+	o->argv = argv + optind;
+	return -1;      /* go on */
+}
+
+/* Many processes may connect at once: use every fd we are allowed. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+
+	struct recorder r = { .o = &o, .ep = -1, .lfd = -1, .sfd = -1, .spare_fd = -1 };
+	r.uid = geteuid();
+	char *lib = NULL, *dir = NULL, *sock = NULL;
+	char **env = NULL;
+	rc = 1;
+
+	lib = find_libprobe();
+	if (!lib) {
+		rc = 2;
+		goto out;
+	}
+	dir = usock_dir();
+	if (!dir)
+		goto out;
+	sock = usock_path(dir, getpid());
+	r.lfd = usock_listen(sock);
+	if (r.lfd < 0) {
+		free(sock);
+		sock = NULL;    /* not ours to remove */
+		goto out;
+	}
+	if (recfile_open(&r.out, o.output) < 0)
+		goto out;
+	if (probe_scratch_init(&r.sc) < 0)
+		probe_oom();
+	r.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	/* Block the signals before fork so none is lost; the child unblocks. */
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	r.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r.sfd < 0 || r.ep < 0) {
+		probe_err("cannot set up the event loop: %s", strerror(errno));
+		goto out_mask;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
+	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
+	if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd, &ev) < 0 ||
+	    epoll_ctl(r.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
+		probe_err("cannot set up the event loop: %s", strerror(errno));
+		goto out_mask;
+	}
+
+	struct child_settings cs = { lib, sock, o.event, o.use_period, o.value };
+	env = child_environ(&cs);
+	r.t_start = now_ns();
+	r.child = spawn(o.argv, env, &old, &rc);
+	if (r.child < 0) {
+		/* rc is 127 or 126; leave no empty recording behind. */
+		recfile_discard(&r.out);
+		goto out_mask;
+	}
+	raise_nofile();         /* after the fork: the command keeps its own limit */
+	run_loop(&r);
+	if (!r.child_done) {
+		/* epoll failed: still wait for the command, as a shell would. */
+		int st;
+		while (waitpid(r.child, &st, 0) < 0 && errno == EINTR)
+			;
+		r.status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		r.child_done = 1;
+		r.t_exit = now_ns();
+	}
+	while (r.conns)
+		conn_close(&r, r.conns, 1);
+	free_dead(&r);
+	int werr = recfile_close(&r.out) < 0;
+	if (!o.quiet)
+		summary(&r, werr);
+	rc = r.status;
+	if (werr && rc == 0)
+		rc = 1;
+
+out_mask:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out:
+	if (r.out.fd >= 0 && r.out.path)
+		recfile_close(&r.out);
+	if (r.ep >= 0)
+		close(r.ep);
+	if (r.sfd >= 0)
+		close(r.sfd);
+	if (r.lfd >= 0)
+		close(r.lfd);
+	if (r.spare_fd >= 0)
+		close(r.spare_fd);
+	if (sock)
+		unlink(sock);
+	if (r.sc.mem)
+		probe_scratch_free(&r.sc);
+	set_free(&r.pids);
+	set_free(&r.tids);
+	free_environ(env);
+	free(sock);
+	free(dir);
+	free(lib);
+	return rc;
+}

@@ -1,0 +1,307 @@
+/*
+ * report.c - `probe report`: options, reading a recording through the one
+ * decoder (wire_decode.h), then one of the formats (report_fmt.h).
+ *
+ * The file is read through the same frame splitter as a live socket, a
+ * buffer at a time: memory is bounded by the tables, not the file size.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "report_fmt.h"
+#include "resolve.h"
+#include "symbols.h"
+#include "util.h"
+#include "wire_decode.h"
+
+void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: probe report [-i] FILE [--format text|tree|folded] [--tree]\n"
+		"                    [--sort KEYS] [--percent-limit PCT] [--stdio]\n"
+		"\n"
+		"Show a recording made by probe record (default FILE: probe.data).\n"
+		"\n"
+		"  -i, --input FILE       the recording (\"-\": standard input)\n"
+		"  --format FORMAT        text: flat profile (default); tree: call tree,\n"
+		"                         callers -> callees; folded: exe;root;...;leaf COUNT\n"
+		"                         for flamegraph.pl and speedscope\n"
+		"  --tree                 same as --format tree\n"
+		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
+		"                         comm (thread name), exe, sym, dso (default sym,dso)\n"
+		"  --percent-limit PCT    hide rows (tree: nodes) under PCT %% of the total\n"
+		"                         (default 0 for text, 0.5 for the tree)\n"
+		"  --stdio                accepted for perf compatibility (always stdio)\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Shares are by event weight (the sampling period), like perf's period.\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("probe: report: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("; see 'probe report -h'\n", stderr);
+	va_end(ap);
+	return 2;
+}
+
+static int parse_keys(const char *s, struct report_opts *o)
+{
+	o->nkeys = 0;
+	const char *p = s;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		enum sort_key k = sort_key_parse(p, len);
+		if (k == KEY_COUNT || o->nkeys == REPORT_MAX_KEYS)
+			return -1;
+		for (int i = 0; i < o->nkeys; i++)
+			if (o->keys[i] == k)
+				return -1;
+		o->keys[o->nkeys++] = k;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+/* The whole stream of one file into a; 0, or -1 after a message. */
+static int read_frames(const char *file, int fd, struct agg *a)
+{
+	char err[PROBE_ERR_MAX];
+	uint8_t hdr[PROBE_FILE_HDR];
+	size_t have = 0;
+	while (have < sizeof(hdr)) {
+		ssize_t n = read(fd, hdr + have, sizeof(hdr) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			probe_err("%s: cannot read: %s", file, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	if (have == 0) {
+		probe_err("%s: empty file, not a probe recording", file);
+		return -1;
+	}
+	if (have < sizeof(hdr) && memcmp(hdr, PROBE_FILE_MAGIC, have < 8 ? have : 8) == 0) {
+		probe_err("%s: only %zu bytes, too short for a probe recording", file, have);
+		return -1;
+	}
+	if (probe_file_header_check(hdr, have, err) < 0) {
+		probe_err("%s: %s", file, err);
+		return -1;
+	}
+
+	struct probe_stream s;
+	struct probe_scratch sc;
+	if (probe_stream_init(&s) < 0 || probe_scratch_init(&sc) < 0)
+		probe_oom();
+	s.consumed = PROBE_FILE_HDR;    /* so the decoder's offsets are file offsets */
+	struct probe_msg m;
+	uint64_t off = PROBE_FILE_HDR;  /* file offset of the next frame */
+	int rc = 0;
+	for (;;) {
+		size_t avail;
+		uint8_t *space = probe_stream_space(&s, &avail);
+		ssize_t n = avail ? read(fd, space, avail) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			probe_err("%s: cannot read: %s", file, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		probe_stream_commit(&s, (size_t)n);
+		const uint8_t *f;
+		size_t flen;
+		int r;
+		while ((r = probe_stream_next(&s, &f, &flen, err)) == 1) {
+			if (probe_decode_frame(f, flen, &m, &sc, err) < 0) {
+				probe_err("%s: bad frame at byte %" PRIu64 ": %s", file, off, err);
+				rc = -1;
+				goto out;
+			}
+			agg_add(a, &m);
+			off += flen;
+		}
+		if (r < 0) {
+			probe_err("%s: %s", file, err);
+			rc = -1;
+			goto out;
+		}
+	}
+	if (rc == 0 && probe_stream_pending(&s))
+		probe_warn("%s: the recording is truncated: its last frame is cut short "
+			   "(%zu bytes at byte %" PRIu64 " ignored); reporting what precedes it",
+			   file, probe_stream_pending(&s), off);
+out:
+	probe_stream_free(&s);
+	probe_scratch_free(&sc);
+	return rc;
+}
+
+struct agg *report_load(const char *file)
+{
+	int fd;
+	if (strcmp(file, "-") == 0) {
+		fd = 0;
+	} else {
+		/* O_NONBLOCK: a FIFO named by mistake must not hang the open. */
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0) {
+			probe_err("%s: cannot open: %s", file, strerror(errno));
+			return NULL;
+		}
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			probe_err("%s: is a directory, not a probe recording", file);
+			close(fd);
+			return NULL;
+		}
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	struct agg *a = agg_new();
+	int rc = read_frames(file, fd, a);
+	if (fd != 0)
+		close(fd);
+	if (rc < 0) {
+		agg_free(a);
+		return NULL;
+	}
+	agg_finish(a);
+	const struct agg_totals *t = agg_totals(a);
+	if (t->frames_orphan)
+		probe_warn("%s: %" PRIu64 " process%s sent frames before its HELLO; "
+			   "shown as [pid N]", file, t->frames_orphan,
+			   t->frames_orphan == 1 ? "" : "es");
+	return a;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "tree", no_argument, NULL, 't' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "percent-limit", required_argument, NULL, 'p' },
+		{ "stdio", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts o = { .file = NULL, .format = FMT_TEXT };
+	o.keys[0] = KEY_SYM;
+	o.keys[1] = KEY_DSO;
+	o.nkeys = 2;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":i:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o.file = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0 || strcmp(optarg, "stdio") == 0)
+				o.format = FMT_TEXT;
+			else if (strcmp(optarg, "tree") == 0)
+				o.format = FMT_TREE;
+			else if (strcmp(optarg, "folded") == 0)
+				o.format = FMT_FOLDED;
+			else
+				return usage_error("unknown format '%s' (use text, tree or folded)", optarg);
+			break;
+		case 't':
+			o.format = FMT_TREE;
+			break;
+		case 's':
+			if (parse_keys(optarg, &o) < 0)
+				return usage_error("bad --sort '%s': use a comma list of distinct "
+						   "pid, tid, comm, exe, sym, dso", optarg);
+			break;
+		case 'p':
+			if (parse_percent(optarg, &o.percent_limit) < 0)
+				return usage_error("bad --percent-limit '%s': use a number from 0 to 100",
+						   optarg);
+			o.percent_limit_set = 1;
+			break;
+		case 'S':
+			break;
+		case 'h':
+			report_usage(stdout);
+			return 0;
+		case ':':
+			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
+				return usage_error("-%c needs an argument", optopt);
+			return usage_error("%s needs an argument", argv[optind - 1]);
+		default:
+			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		if (o.file || optind + 1 < argc)
+			return usage_error("one recording at a time (extra '%s')",
+					   argv[o.file ? optind : optind + 1]);
+		o.file = argv[optind];
+	}
+	if (!o.file)
+		o.file = "probe.data";
+
+	struct agg *a = report_load(o.file);
+	if (!a)
+		return 1;
+	if (agg_totals(a)->samples == 0) {
+		char *f = printable_dup(o.file);
+		probe_warn("%s: no samples in this recording", f);
+		free(f);
+	}
+	struct symcache *sc = symcache_new();
+	struct resolver *res = resolver_new(a, sc);
+	struct report_ctx ctx;
+	report_ctx_init(&ctx, &o, a, res);
+	int rc;
+	switch (o.format) {
+	case FMT_TREE:
+		rc = report_tree(&ctx, stdout);
+		break;
+	case FMT_FOLDED:
+		rc = report_folded(&ctx, stdout);
+		break;
+	default:
+		rc = report_text(&ctx, stdout);
+		break;
+	}
+	resolver_free(res);
+	symcache_free(sc);
+	agg_free(a);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		probe_err("cannot write the report: %s", strerror(errno));
+		return 1;
+	}
+	return rc < 0 ? 1 : 0;
+}

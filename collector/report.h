@@ -1,0 +1,23 @@
+/*
+ * report.h - the `probe report` command.
+ *
+ * Contract: cmd_report(argc, argv) gets the arguments after "report" (argv[0]
+ * is "report") and returns the exit status: 0 done, 1 the recording could
+ * not be read (one "probe: FILE: ..." line says why), 2 usage error.  A
+ * recording cut short in its last frame is reported with a warning.
+ */
+#ifndef PROBE_REPORT_H
+#define PROBE_REPORT_H
+
+#include <stdio.h>
+
+int cmd_report(int argc, char **argv);
+void report_usage(FILE *out);
+
+/*
+ * Read and aggregate one recording (file, or "-" for stdin) into a new
+ * struct agg, finished.  NULL after a "probe: FILE: ..." message.
+ */
+struct agg *report_load(const char *file);
+
+#endif

@@ -1,0 +1,105 @@
+/* report_common.c - see report_fmt.h: header lines, percentages, keys. */
+#include "report_fmt.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "wire_decode.h"
+
+void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
+		     const struct agg *a, struct resolver *r)
+{
+	const struct agg_totals *t = agg_totals(a);
+	c->opts = o;
+	c->agg = a;
+	c->res = r;
+	c->by_samples = t->weight == 0;
+	c->total = c->by_samples ? t->samples : t->weight;
+}
+
+uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k)
+{
+	return c->by_samples ? k->samples : k->weight;
+}
+
+double report_pct(const struct report_ctx *c, uint64_t amount)
+{
+	return c->total ? 100.0 * (double)amount / (double)c->total : 0.0;
+}
+
+/* "cpu-clock, 999 Hz" for one image. */
+static char *event_text(const struct agg_image *im)
+{
+	const char *name = im->event_name[0] ? im->event_name : "unknown event";
+	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
+	if (im->freq)
+		return xasprintf("%s%s, %" PRIu64 " Hz", name, timer, im->value);
+	return xasprintf("%s%s, period %" PRIu64, name, timer, im->value);
+}
+
+void report_header(const struct report_ctx *c, FILE *out)
+{
+	const struct agg_totals *t = agg_totals(c->agg);
+	char *file = printable_dup(c->opts->file);
+	fprintf(out, "# probe report: %s\n", file);
+	free(file);
+
+	char *ev = NULL;
+	unsigned others = 0;
+	for (size_t i = 0; i < agg_nimages(c->agg); i++) {
+		const struct agg_image *im = agg_image(c->agg, (uint32_t)i);
+		if (!im->have_hello)
+			continue;
+		char *e = event_text(im);
+		if (!ev)
+			ev = e;
+		else {
+			others += strcmp(ev, e) != 0;
+			free(e);
+		}
+	}
+	fprintf(out, "# event: %s", ev ? ev : "unknown");
+	if (others)
+		fprintf(out, " (and %u other setting%s)", others, others > 1 ? "s" : "");
+	free(ev);
+	fprintf(out, "; %" PRIu64 " samples, %u process%s, %u thread%s; lost: %" PRIu64,
+		t->samples, t->processes, t->processes == 1 ? "" : "es",
+		t->threads, t->threads == 1 ? "" : "s", t->lost_total);
+	if (t->lost_total) {
+		const char *sep = " (";
+		for (unsigned r = 0; r < PROBE_LOST_REASON_MAX; r++) {
+			if (!t->lost[r])
+				continue;
+			fprintf(out, "%s%" PRIu64 " %s", sep, t->lost[r],
+				probe_lost_reason_name(r));
+			sep = ", ";
+		}
+		fputc(')', out);
+	}
+	fputc('\n', out);
+	if (t->samples && t->t_max > t->t_min)
+		fprintf(out, "# duration: %.2f s of samples%s\n",
+			(double)(t->t_max - t->t_min) / 1e9,
+			c->by_samples ? "; samples carry no weight, so shares are of samples" : "");
+	fprintf(out, "#\n");
+}
+
+static const char *const key_names[KEY_COUNT] = {
+	[KEY_PID] = "pid", [KEY_TID] = "tid", [KEY_COMM] = "comm",
+	[KEY_EXE] = "exe", [KEY_SYM] = "sym", [KEY_DSO] = "dso",
+};
+
+const char *sort_key_name(enum sort_key k)
+{
+	return k < KEY_COUNT ? key_names[k] : "?";
+}
+
+enum sort_key sort_key_parse(const char *s, size_t len)
+{
+	for (int k = 0; k < KEY_COUNT; k++)
+		if (strlen(key_names[k]) == len && strncmp(key_names[k], s, len) == 0)
+			return (enum sort_key)k;
+	return KEY_COUNT;
+}

@@ -1,0 +1,60 @@
+/*
+ * report_fmt.h - what the report formats share: their options, the data
+ * they read, the header lines, and percentages.
+ *
+ * Contract:
+ *   - Each format reads a finished struct agg (aggregate.h) through a
+ *     resolver (resolve.h) and writes to out; it returns 0, or -1 after
+ *     printing a "probe:" message.
+ *   - Percentages are by weight (the sum of sample periods, like perf's
+ *     period); if every weight is 0 they fall back to sample counts.
+ */
+#ifndef PROBE_REPORT_FMT_H
+#define PROBE_REPORT_FMT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aggregate.h"
+#include "resolve.h"
+
+enum report_format { FMT_TEXT, FMT_TREE, FMT_FOLDED };
+
+enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_COUNT };
+#define REPORT_MAX_KEYS 8
+
+struct report_opts {
+	const char *file;
+	enum report_format format;
+	enum sort_key keys[REPORT_MAX_KEYS];
+	int nkeys;
+	double percent_limit;
+	int percent_limit_set;
+};
+
+struct report_ctx {
+	const struct report_opts *opts;
+	const struct agg *agg;
+	struct resolver *res;
+	int by_samples;         /* all weights 0: percentages of samples */
+	uint64_t total;         /* total weight (or samples) */
+};
+
+/* Fill by_samples and total. */
+void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
+		     const struct agg *a, struct resolver *r);
+/* The weight (or samples) of a count entry, as percentages count it. */
+uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k);
+double report_pct(const struct report_ctx *c, uint64_t amount);
+/* "# probe report: FILE", "# event: ...; N samples, ...; lost: ..." */
+void report_header(const struct report_ctx *c, FILE *out);
+
+/* Key names: "pid", ...; parse one (KEY_COUNT if unknown). */
+const char *sort_key_name(enum sort_key k);
+enum sort_key sort_key_parse(const char *s, size_t len);
+
+int report_text(const struct report_ctx *c, FILE *out);
+int report_tree(const struct report_ctx *c, FILE *out);
+int report_folded(const struct report_ctx *c, FILE *out);
+
+#endif

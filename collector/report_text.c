@@ -1,0 +1,251 @@
+/*
+ * report_text.c - the flat profile (perf report --stdio style): one row per
+ * distinct value of the --sort keys, with Self%, Total%, self samples.
+ *
+ * Self is credited to the key of the leaf frame; Total to every distinct key
+ * on the stack, once per stack (recursion does not count twice).  Keys that
+ * do not depend on the frame (pid, tid, comm, exe) give Self = Total.
+ * Rows sort by Self, then Total, then their text.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashtab.h"
+#include "report_fmt.h"
+#include "util.h"
+
+struct row_key {
+	uint64_t v[REPORT_MAX_KEYS];
+};
+
+struct row {
+	struct row_key key;
+	uint64_t self, total, self_samples;
+	uint64_t mark;          /* last stack that added to total */
+	uint32_t image, tid, loc;       /* a representative, for display */
+	char *cols[REPORT_MAX_KEYS];
+	UT_hash_handle hh;
+};
+
+struct text {
+	const struct report_ctx *c;
+	struct row *rows;
+	int frame_keys;         /* any key depends on the frame (sym, dso) */
+};
+
+/* Display name of a thread: its latest THREAD name, else the process's. */
+static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
+{
+	const char *n = agg_thread_name(a, image, tid);
+	if (n && *n)
+		return n;
+	const struct agg_image *im = agg_image(a, image);
+	if (im && tid == im->pid)
+		return im->comm[0] ? im->comm : im->name;
+	return "?";
+}
+
+static void make_key(struct text *t, const struct agg_count *k, uint32_t loc,
+		     struct row_key *key)
+{
+	const struct report_ctx *c = t->c;
+	memset(key, 0, sizeof(*key));
+	for (int i = 0; i < c->opts->nkeys; i++) {
+		uint64_t v = 0;
+		switch (c->opts->keys[i]) {
+		case KEY_PID:
+			v = agg_image(c->agg, k->image)->pid;
+			break;
+		case KEY_TID:
+			/* Per image: an exec'd thread is shown under each name. */
+			v = (uint64_t)k->image << 32 | k->tid;
+			break;
+		case KEY_COMM:
+			v = (uintptr_t)resolver_intern(c->res, thread_name(c->agg, k->image, k->tid));
+			break;
+		case KEY_EXE:
+			v = (uintptr_t)resolver_intern(c->res, agg_image(c->agg, k->image)->name);
+			break;
+		case KEY_SYM:
+			v = (uintptr_t)resolver_loc(c->res, loc)->sym;
+			break;
+		case KEY_DSO:
+			v = (uintptr_t)resolver_loc(c->res, loc)->dso_path;
+			break;
+		case KEY_COUNT:
+			break;
+		}
+		key->v[i] = v;
+	}
+}
+
+static struct row *get_row(struct text *t, const struct agg_count *k, uint32_t loc)
+{
+	struct row_key key;
+	struct row *r;
+	make_key(t, k, loc, &key);
+	HASH_FIND(hh, t->rows, &key, sizeof(key), r);
+	if (!r) {
+		r = xcalloc(1, sizeof(*r));
+		r->key = key;
+		r->image = k->image;
+		r->tid = k->tid;
+		r->loc = loc;
+		HASH_ADD(hh, t->rows, key, sizeof(r->key), r);
+	}
+	return r;
+}
+
+static char *column_text(const struct report_ctx *c, const struct row *r, enum sort_key k)
+{
+	const struct agg_image *im = agg_image(c->agg, r->image);
+	switch (k) {
+	case KEY_PID:
+		return xasprintf("%u:%s", im->pid, im->name);
+	case KEY_TID:
+		return xasprintf("%u:%s", r->tid, thread_name(c->agg, r->image, r->tid));
+	case KEY_COMM:
+		return xstrdup(thread_name(c->agg, r->image, r->tid));
+	case KEY_EXE:
+		return xstrdup(im->name);
+	case KEY_SYM:
+		return xstrdup(resolver_loc(c->res, r->loc)->sym);
+	case KEY_DSO:
+		return xstrdup(resolver_loc(c->res, r->loc)->dso);
+	case KEY_COUNT:
+		break;
+	}
+	return xstrdup("?");
+}
+
+static const char *column_header(enum sort_key k)
+{
+	static const char *const h[KEY_COUNT] = {
+		[KEY_PID] = "Pid", [KEY_TID] = "Tid", [KEY_COMM] = "Comm",
+		[KEY_EXE] = "Exe", [KEY_SYM] = "Function", [KEY_DSO] = "Module",
+	};
+	return k < KEY_COUNT ? h[k] : "?";
+}
+
+static int nkeys_for_sort;
+
+static int cmp_row(const void *x, const void *y)
+{
+	const struct row *a = *(const struct row *const *)x;
+	const struct row *b = *(const struct row *const *)y;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	if (a->self_samples != b->self_samples)
+		return a->self_samples > b->self_samples ? -1 : 1;
+	for (int i = 0; i < nkeys_for_sort; i++) {
+		int d = strcmp(a->cols[i], b->cols[i]);
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* Widest text of a column, capped so one long C++ name cannot push it all. */
+#define COL_MAX 60
+
+int report_text(const struct report_ctx *c, FILE *out)
+{
+	const struct report_opts *o = c->opts;
+	struct text t = { .c = c };
+	for (int i = 0; i < o->nkeys; i++)
+		if (o->keys[i] == KEY_SYM || o->keys[i] == KEY_DSO)
+			t.frame_keys = 1;
+
+	uint32_t *locs = xmalloc(PROBE_MAX_FRAMES * sizeof(*locs));
+	const struct agg_count *counts = agg_counts(c->agg);
+	size_t ncounts = agg_ncounts(c->agg);
+	uint64_t pass = 0;
+	for (size_t i = 0; i < ncounts; i++) {
+		const struct agg_count *k = &counts[i];
+		uint64_t amount = report_amount(c, k);
+		uint32_t n = 1;
+		locs[0] = 0;
+		if (t.frame_keys)
+			n = resolve_stack(c->res, k->image, k->stack, locs);
+		if (n == 0)
+			continue;
+		pass++;
+		struct row *leaf = get_row(&t, k, locs[0]);
+		leaf->self = sat_add(leaf->self, amount);
+		leaf->self_samples += k->samples;
+		leaf->total = sat_add(leaf->total, amount);
+		leaf->mark = pass;
+		for (uint32_t f = 1; t.frame_keys && f < n; f++) {
+			if (locs[f] == locs[f - 1])
+				continue;       /* direct recursion: same row */
+			struct row *r = get_row(&t, k, locs[f]);
+			if (r->mark == pass)
+				continue;
+			r->mark = pass;
+			r->total = sat_add(r->total, amount);
+		}
+	}
+	free(locs);
+
+	size_t nrows = HASH_COUNT(t.rows), shown = 0;
+	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
+	for (struct row *r = t.rows; r; r = r->hh.next) {
+		if (report_pct(c, r->self) < o->percent_limit &&
+		    report_pct(c, r->total) < o->percent_limit)
+			continue;
+		for (int i = 0; i < o->nkeys; i++)
+			r->cols[i] = column_text(c, r, o->keys[i]);
+		vec[shown++] = r;
+	}
+	nkeys_for_sort = o->nkeys;
+	qsort(vec, shown, sizeof(*vec), cmp_row);
+
+	int width[REPORT_MAX_KEYS];
+	for (int i = 0; i < o->nkeys; i++) {
+		width[i] = (int)strlen(column_header(o->keys[i]));
+		for (size_t j = 0; j < shown; j++) {
+			size_t l = strlen(vec[j]->cols[i]);
+			if (l > COL_MAX)
+				l = COL_MAX;
+			if ((int)l > width[i])
+				width[i] = (int)l;
+		}
+	}
+
+	report_header(c, out);
+	fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
+	for (int i = 0; i < o->nkeys; i++) {
+		if (i + 1 < o->nkeys)
+			fprintf(out, "  %-*s", width[i], column_header(o->keys[i]));
+		else
+			fprintf(out, "  %s", column_header(o->keys[i]));
+	}
+	fputc('\n', out);
+	if (agg_totals(c->agg)->samples == 0)
+		fprintf(out, "# no samples\n");
+	for (size_t j = 0; j < shown; j++) {
+		struct row *r = vec[j];
+		fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->self),
+			report_pct(c, r->total), r->self_samples);
+		for (int i = 0; i < o->nkeys; i++) {
+			if (i + 1 < o->nkeys)
+				fprintf(out, "  %-*s", width[i], r->cols[i]);
+			else
+				fprintf(out, "  %s", r->cols[i]);
+		}
+		fputc('\n', out);
+	}
+	free(vec);
+
+	struct row *r, *tmp;
+	HASH_ITER(hh, t.rows, r, tmp) {
+		HASH_DEL(t.rows, r);
+		for (int i = 0; i < o->nkeys; i++)
+			free(r->cols[i]);
+		free(r);
+	}
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* spawn.c - see spawn.h. */
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+extern char **environ;
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char *find_libprobe(void)
+{
+	const char *env = getenv("PROBE_LIBPROBE");
+	char *found = NULL;
+	if (env && *env) {
+		if (!is_file(env)) {
+			probe_err("PROBE_LIBPROBE=%s: no such file; point it at libprobe.so "
+				  "or unset it", env);
+			return NULL;
+		}
+		found = realpath(env, NULL);
+		if (!found)
+			probe_oom();
+	} else {
+		char *self = realpath("/proc/self/exe", NULL);
+		if (self) {
+			char *slash = strrchr(self, '/');
+			if (slash)
+				*slash = '\0';
+			char *a = xasprintf("%s/libprobe.so", self);
+			char *b = xasprintf("%s/../lib/probe/libprobe.so", self);
+			if (is_file(a))
+				found = realpath(a, NULL);
+			else if (is_file(b))
+				found = realpath(b, NULL);
+			if (!found) {
+				probe_err("cannot find libprobe.so: looked for %s and %s; "
+					  "build it (make) or set PROBE_LIBPROBE", a, b);
+			}
+			free(a);
+			free(b);
+			free(self);
+		} else {
+			probe_err("cannot find libprobe.so (/proc/self/exe: %s); set "
+				  "PROBE_LIBPROBE", strerror(errno));
+		}
+		if (!found)
+			return NULL;
+	}
+	/* The dynamic loader splits LD_PRELOAD at spaces and colons. */
+	if (strpbrk(found, " :\t\n")) {
+		probe_err("the path of libprobe.so (%s) contains a space or a colon, "
+			  "which LD_PRELOAD cannot carry; install it elsewhere", found);
+		free(found);
+		return NULL;
+	}
+	return found;
+}
+
+static int env_is(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+char **child_environ(const struct child_settings *s)
+{
+	size_t n = 0;
+	while (environ && environ[n])
+		n++;
+	char **env = xcalloc(n + 6, sizeof(*env));
+	size_t k = 0;
+	const char *preload = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = environ[i];
+		if (env_is(e, "LD_PRELOAD")) {
+			preload = e + strlen("LD_PRELOAD=");
+			continue;
+		}
+		if (env_is(e, "PROBE_SOCKET") || env_is(e, "PROBE_EVENT") ||
+		    env_is(e, "PROBE_FREQ") || env_is(e, "PROBE_PERIOD"))
+			continue;
+		env[k++] = xstrdup(e);
+	}
+	if (preload && *preload)
+		env[k++] = xasprintf("LD_PRELOAD=%s %s", s->libprobe, preload);
+	else
+		env[k++] = xasprintf("LD_PRELOAD=%s", s->libprobe);
+	env[k++] = xasprintf("PROBE_SOCKET=%s", s->socket);
+	env[k++] = xasprintf("PROBE_EVENT=%s", s->event);
+	env[k++] = xasprintf("%s=%" PRIu64, s->use_period ? "PROBE_PERIOD" : "PROBE_FREQ",
+			     s->value);
+	env[k] = NULL;
+	return env;
+}
+
+void free_environ(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		probe_err("cannot create a pipe: %s", strerror(errno));
+		*status = 1;
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		probe_err("cannot start %s: fork: %s", argv[0], strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		*status = 1;
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		execvpe(argv[0], argv, envp);
+		int e = errno;
+		ssize_t r = write(pfd[1], &e, sizeof(e));
+		(void)r;
+		_exit(127);
+	}
+	close(pfd[1]);
+	int e = 0;
+	ssize_t r;
+	do
+		r = read(pfd[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (r != (ssize_t)sizeof(e))
+		return pid;     /* EOF: the exec succeeded and closed the pipe */
+	/* The child has exited (or is about to): reap it. */
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	char *name = printable_dup(argv[0]);
+	if (e == ENOENT && !strchr(argv[0], '/'))
+		probe_err("%s: command not found", name);
+	else
+		probe_err("%s: %s", name, strerror(e));
+	free(name);
+	*status = e == ENOENT ? 127 : 126;
+	return -1;
+}

@@ -1,0 +1,36 @@
+/*
+ * spawn.h - starting the profiled command: finding libprobe.so, building
+ * its environment, fork + exec.
+ *
+ * Contract:
+ *   - find_libprobe(): $PROBE_LIBPROBE if set (it must exist), else
+ *     libprobe.so next to the probe binary (the build layout), else
+ *     ../lib/probe/libprobe.so from it (the install layout).  Returns an
+ *     absolute malloc'd path, or NULL after one message.
+ *   - child_environ(): our environment with LD_PRELOAD = libprobe first
+ *     (before any existing entries, space-separated), PROBE_SOCKET,
+ *     PROBE_EVENT and exactly one of PROBE_FREQ / PROBE_PERIOD.
+ *   - spawn(): fork, restore the signal mask, exec argv (PATH search).  If
+ *     the exec fails the child reports errno through a close-on-exec pipe,
+ *     and spawn prints a shell-like message and returns -1 with *status set
+ *     to 127 (not found) or 126 (found but not executable).
+ */
+#ifndef PROBE_SPAWN_H
+#define PROBE_SPAWN_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct child_settings {
+	const char *libprobe, *socket, *event;
+	int use_period;         /* 1: value is PROBE_PERIOD, 0: PROBE_FREQ */
+	uint64_t value;
+};
+
+char *find_libprobe(void);
+char **child_environ(const struct child_settings *s);
+void free_environ(char **env);
+pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status);
+
+#endif
