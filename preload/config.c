@@ -1,0 +1,214 @@
+/*
+ * config.c - the PROBE_* environment, read once by the constructor.
+ *
+ *   PROBE_SOCKET  collector's Unix socket; unset or unreachable: a file
+ *   PROBE_OUTPUT  the file ("./probe.data" when unset)
+ *   PROBE_APPEND  internal: set by libprobe for its descendants so that an
+ *                 exec'd child appends to its ancestor's file
+ *   PROBE_EVENT   cpu-clock (default), task-clock, page-faults, ... cycles, ...
+ *   PROBE_FREQ    Hz (default 999); PROBE_PERIOD wins when both are set
+ *   PROBE_PERIOD  events per sample (nanoseconds for clock events)
+ *   PROBE_SIGNAL  realtime signal number, default SIGRTMIN+6
+ *
+ * A bad value is reported in one line and replaced by its default: a
+ * profiler that refuses to let the program start is worse than one that
+ * samples at the default rate.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+struct probe_config probe_cfg;
+
+void probe_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n = snprintf(buf, sizeof buf, "probe: ");
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	/* One write so that lines of several processes do not interleave. */
+	ssize_t r = write(STDERR_FILENO, buf, (size_t)n);
+	(void)r;
+}
+
+struct event_name {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+};
+
+static const struct event_name events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
+	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
+	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
+};
+
+#define DEFAULT_FREQ 999u
+
+/* A positive decimal integer, or 0 if s is not one. */
+static uint64_t parse_u64(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return 0;
+	return v;
+}
+
+static void set_event(const struct event_name *e)
+{
+	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", e->name);
+	probe_cfg.type = e->type;
+	probe_cfg.config = e->config;
+}
+
+void probe_config_fallback_cpu_clock(void)
+{
+	set_event(&events[0]);
+}
+
+static void read_event(void)
+{
+	const char *s = getenv("PROBE_EVENT");
+
+	set_event(&events[0]);
+	if (!s || !*s)
+		return;
+	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+		if (strcmp(s, events[i].name) == 0) {
+			set_event(&events[i]);
+			return;
+		}
+	}
+	probe_msg("unknown event '%.64s' in PROBE_EVENT; using cpu-clock "
+		  "(known: cpu-clock, task-clock, page-faults, minor-faults, "
+		  "major-faults, context-switches, cpu-migrations, cycles, "
+		  "instructions, branches, branch-misses, cache-references, "
+		  "cache-misses)", s);
+}
+
+static void read_rate(void)
+{
+	const char *fs = getenv("PROBE_FREQ");
+	const char *ps = getenv("PROBE_PERIOD");
+
+	probe_cfg.freq = 1;
+	probe_cfg.value = DEFAULT_FREQ;
+	if (ps && *ps) {
+		uint64_t p = parse_u64(ps);
+		if (p) {
+			probe_cfg.freq = 0;
+			probe_cfg.value = p;
+			return;
+		}
+		probe_msg("PROBE_PERIOD='%.64s' is not a positive integer; "
+			  "sampling at %u Hz instead", ps, DEFAULT_FREQ);
+		return;
+	}
+	if (fs && *fs) {
+		uint64_t f = parse_u64(fs);
+		if (f && f <= 1000000) {
+			probe_cfg.value = f;
+			return;
+		}
+		probe_msg("PROBE_FREQ='%.64s' is not a frequency in Hz (1 to "
+			  "1000000); sampling at %u Hz instead", fs, DEFAULT_FREQ);
+	}
+}
+
+static void read_signal(void)
+{
+	const char *s = getenv("PROBE_SIGNAL");
+	int lo = SIGRTMIN, hi = SIGRTMAX;
+	uint64_t v;
+
+	probe_cfg.signo = lo + 6 <= hi ? lo + 6 : lo;
+	if (!s || !*s)
+		return;
+	/* Also accept the spelling of kill -l: SIGRTMIN+N / RTMIN+N. */
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	if (strncmp(s, "RTMIN+", 6) == 0) {
+		v = parse_u64(s + 6);
+		if (v && v <= (uint64_t)(hi - lo)) {
+			probe_cfg.signo = lo + (int)v;
+			return;
+		}
+	} else if (strcmp(s, "RTMIN") == 0) {
+		probe_cfg.signo = lo;
+		return;
+	} else {
+		v = parse_u64(s);
+		if (v >= (uint64_t)lo && v <= (uint64_t)hi) {
+			probe_cfg.signo = (int)v;
+			return;
+		}
+	}
+	probe_msg("PROBE_SIGNAL='%.32s' is not a realtime signal (%d to %d); "
+		  "using %d (SIGRTMIN+6)", getenv("PROBE_SIGNAL"), lo, hi,
+		  probe_cfg.signo);
+}
+
+void probe_config_read(void)
+{
+	const char *s;
+
+	memset(&probe_cfg, 0, sizeof probe_cfg);
+	s = getenv("PROBE_SOCKET");
+	if (s && *s) {
+		if (strlen(s) >= sizeof probe_cfg.socket_path)
+			probe_msg("PROBE_SOCKET path is too long for a Unix "
+				  "socket (%zu bytes, at most %zu); ignoring it",
+				  strlen(s), sizeof probe_cfg.socket_path - 1);
+		else
+			snprintf(probe_cfg.socket_path,
+				 sizeof probe_cfg.socket_path, "%s", s);
+	}
+	s = getenv("PROBE_OUTPUT");
+	if (s && *s)
+		snprintf(probe_cfg.output_path, sizeof probe_cfg.output_path,
+			 "%s", s);
+	s = getenv("PROBE_APPEND");
+	probe_cfg.append = s && strcmp(s, "1") == 0;
+	read_event();
+	read_rate();
+	read_signal();
+}

@@ -1,0 +1,166 @@
+/*
+ * loader.c - interposed dlopen and dlclose: the "inside the loader" guard.
+ *
+ * libunwind looks frames up with dl_iterate_phdr; a sample landing while the
+ * same thread is inside dlopen/dlclose could find the loader's lists half
+ * updated or deadlock on its lock.  So while a thread is inside them,
+ * probe_in_loader is non-zero and its handler records the leaf only.
+ *
+ * Keeping dlopen's behaviour: glibc's dlopen looks at its return address to
+ * find the calling object, whose RUNPATH, $ORIGIN and namespace it uses.
+ * Called from here, the caller would be libprobe.so and an application
+ * that dlopens "libplugin.so" through its RUNPATH would fail.  So the real
+ * dlopen is entered with a return address inside the caller's own code: a
+ * byte 0xc3 ("ret") found on the page of the caller's return address.
+ * When dlopen returns there, that ret returns to us.  Where a shadow stack
+ * is enabled (it would reject this), or no such byte is found, the plain
+ * call is used.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+__thread int probe_in_loader;
+
+typedef void *(*dlopen_fn)(const char *, int);
+typedef int (*dlclose_fn)(void *);
+
+static dlopen_fn real_dlopen;
+static dlclose_fn real_dlclose;
+static int gadget_ok;
+
+/*
+ * fn(file, mode) entered with `gadget` as its return address; the gadget's
+ * own ret pops the address of label 1.  The stack is kept 16-byte aligned
+ * as at any call; the CFI describes the frame through %rbp.
+ */
+void *probe_call_via_ret(dlopen_fn fn, const char *file, int mode,
+			 const void *gadget);
+__asm__(
+	".text\n"
+	".p2align 4\n"
+	".globl probe_call_via_ret\n"
+	".hidden probe_call_via_ret\n"
+	".type probe_call_via_ret, @function\n"
+	"probe_call_via_ret:\n"
+	".cfi_startproc\n"
+	"	pushq %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"	movq %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"	subq $8, %rsp\n"
+	"	movq %rdi, %rax\n"
+	"	movq %rsi, %rdi\n"
+	"	movl %edx, %esi\n"
+	"	leaq 1f(%rip), %rdx\n"
+	"	pushq %rdx\n"
+	"	pushq %rcx\n"
+	"	jmp *%rax\n"
+	"1:\n"
+	"	leave\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size probe_call_via_ret, .-probe_call_via_ret\n");
+
+static void resolve(void)
+{
+	if (!real_dlopen)
+		real_dlopen = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+	if (!real_dlclose)
+		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+}
+
+/* Is a user-space shadow stack on?  Then a mismatched return would fault. */
+static int shadow_stack_on(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	const char *p;
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	p = strstr(buf, "x86_Thread_features:");
+	if (!p)
+		return 0;
+	p += strlen("x86_Thread_features:");
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return strncmp(p, "shstk", 5) == 0 || strstr(p, " shstk") != NULL;
+}
+
+void probe_loader_init(void)
+{
+	resolve();
+	gadget_ok = !shadow_stack_on();
+}
+
+void *probe_real_dlopen(const char *file, int mode)
+{
+	resolve();
+	return real_dlopen ? real_dlopen(file, mode) : NULL;
+}
+
+/* A 0xc3 byte on the page of ret (mapped and executable, like ret). */
+static const void *find_ret_gadget(const uint8_t *ret)
+{
+	uintptr_t page = (uintptr_t)ret & ~(uintptr_t)4095;
+	const uint8_t *p;
+
+	for (p = ret; (uintptr_t)p < page + 4096; p++)
+		if (*p == 0xc3)
+			return p;
+	for (p = ret; (uintptr_t)p > page;)
+		if (*--p == 0xc3)
+			return p;
+	return NULL;
+}
+
+__attribute__((visibility("default")))
+void *dlopen(const char *file, int mode)
+{
+	const void *gadget = NULL;
+	void *h;
+
+	resolve();
+	if (!real_dlopen)
+		return NULL;
+	if (gadget_ok)
+		gadget = find_ret_gadget(__builtin_return_address(0));
+	probe_in_loader++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (gadget)
+		h = probe_call_via_ret(real_dlopen, file, mode, gadget);
+	else
+		h = real_dlopen(file, mode);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_in_loader--;
+	return h;
+}
+
+__attribute__((visibility("default")))
+int dlclose(void *handle)
+{
+	int r;
+
+	resolve();
+	if (!real_dlclose)
+		return -1;
+	probe_in_loader++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r = real_dlclose(handle);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_in_loader--;
+	return r;
+}

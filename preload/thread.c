@@ -1,0 +1,492 @@
+/*
+ * thread.c - per-thread profiling state, the registry of threads, and the
+ * interposed pthread_create.
+ *
+ * Life of a thread's state (struct probe_thread):
+ *   1. allocated by the creator (pthread_create wrapper): the queue memory
+ *      is allocated and touched here, never in the signal handler;
+ *   2. the trampoline, on the new thread, before the user's routine:
+ *      unblocks our signal (the creator may have blocked everything),
+ *      sets the TLS pointer and the pthread key, primes libunwind on this
+ *      thread, registers the thread (the sender announces it), opens the
+ *      event for this tid and enables it;
+ *   3. at thread end (return or pthread_exit) the key destructor blocks our
+ *      signal for good, disables and closes the event, drains the ring a
+ *      last time, records the thread's final name and marks it closed;
+ *   4. the sender drains the queue and frees it (samples are kept).
+ * Threads that existed before the constructor ran (another preloaded
+ * library's threads) are found in /proc/self/task and given an event that
+ * is opened for their tid and owned by it; the handler finds their state by
+ * fd since their TLS pointer is not set.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+pthread_mutex_t probe_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+struct probe_thread *probe_threads;
+uint32_t probe_threads_seen;
+__thread struct probe_thread *probe_self;
+struct probe_thread *probe_adopted[PROBE_ADOPT_MAX];
+int probe_nadopted;
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,
+				 void *(*)(void *), void *);
+static pthread_create_fn real_create;
+static pthread_key_t probe_key;
+static int key_ok;
+
+static void resolve_create(void)
+{
+	if (!real_create)
+		real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+}
+
+int probe_real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			      void *(*fn)(void *), void *arg)
+{
+	resolve_create();
+	return real_create ? real_create(th, attr, fn, arg) : EAGAIN;
+}
+
+void probe_thread_comm(pid_t tid, char out[17])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	out[0] = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, 16);
+	close(fd);
+	if (n <= 0)
+		return;
+	out[n] = 0;
+	if (out[n - 1] == '\n')
+		out[n - 1] = 0;
+}
+
+struct probe_thread *probe_thread_alloc(void)
+{
+	struct probe_thread *t;
+
+	if (posix_memalign((void **)&t, 64, sizeof *t))
+		return NULL;
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+	if (probe_queue_init(&t->q) < 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void probe_thread_free(struct probe_thread *t)
+{
+	probe_queue_free(&t->q);
+	free(t);
+}
+
+void probe_thread_register(struct probe_thread *t)
+{
+	pthread_mutex_lock(&probe_reg_lock);
+	t->next = probe_threads;
+	probe_threads = t;
+	probe_threads_seen++;
+	pthread_mutex_unlock(&probe_reg_lock);
+}
+
+/* ---- opening events, with one clear message per kind of failure --------- */
+
+static int events_refused;      /* perf events unusable here: stop trying */
+
+static int read_int_file(const char *path)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return atoi(buf);
+}
+
+static void report_open_error(int err, const char *step, pid_t tid)
+{
+	static int said_refused, said_fds, said_mlock, said_other;
+
+	if (strcmp(step, "perf_event_open") == 0 &&
+	    (err == EACCES || err == EPERM)) {
+		if (!said_refused++)
+			probe_msg("perf_event_open refused for event '%s' (%s); "
+				  "perf_event_paranoid is %d (user-space "
+				  "profiling of your own threads needs <= 2; a "
+				  "container's seccomp policy may also block it); "
+				  "not profiling",
+				  probe_cfg.event_name, strerror(err),
+				  read_int_file("/proc/sys/kernel/perf_event_paranoid"));
+		events_refused = 1;
+	} else if (strcmp(step, "perf_event_open") == 0 && err == ENOSYS) {
+		if (!said_refused++)
+			probe_msg("perf_event_open is not available (%s): the "
+				  "kernel lacks perf events or a seccomp policy "
+				  "blocks them; not profiling", strerror(err));
+		events_refused = 1;
+	} else if (strcmp(step, "perf_event_open") == 0 && err == EINVAL) {
+		if (!said_refused++)
+			probe_msg("the kernel rejected the settings of event "
+				  "'%s' (%s): is the rate above "
+				  "/proc/sys/kernel/perf_event_max_sample_rate "
+				  "(%d)? not profiling", probe_cfg.event_name,
+				  strerror(err),
+				  read_int_file("/proc/sys/kernel/perf_event_max_sample_rate"));
+		events_refused = 1;
+	} else if (err == EMFILE || err == ENFILE) {
+		if (!said_fds++)
+			probe_msg("cannot open a perf event for thread %d (%s); "
+				  "it and later threads may go unprofiled (raise "
+				  "ulimit -n)", (int)tid, strerror(err));
+	} else if (strcmp(step, "mmap") == 0 && (err == EPERM || err == ENOMEM)) {
+		if (!said_mlock++)
+			probe_msg("cannot map the sample buffer of thread %d (%s): "
+				  "the locked-memory budget for perf buffers is "
+				  "used up (perf_event_mlock_kb is %d per CPU, then "
+				  "ulimit -l); it and later threads may go "
+				  "unprofiled", (int)tid, strerror(err),
+				  read_int_file("/proc/sys/kernel/perf_event_mlock_kb"));
+	} else {
+		if (!said_other++)
+			probe_msg("cannot set up profiling of thread %d: %s "
+				  "failed (%s); it is not profiled", (int)tid,
+				  step, strerror(err));
+	}
+}
+
+/* Open t's event for tid; on failure count the thread as lost. */
+static int open_event(struct probe_thread *t, pid_t tid)
+{
+	const char *step = "";
+	int r;
+
+	if (events_refused) {
+		t->lost[PROBE_LOST_THREAD]++;
+		return -1;
+	}
+	r = probe_event_open(t, tid, &step);
+	if (r == 0)
+		return 0;
+	report_open_error(-r, step, tid);
+	t->lost[PROBE_LOST_THREAD]++;
+	return -1;
+}
+
+/*
+ * The main thread's event decides what this process can do: a hardware
+ * event that this machine does not have falls back to cpu-clock; a refusal
+ * stops all further attempts.
+ */
+int probe_thread_open_first(struct probe_thread *t)
+{
+	const char *step = "";
+	int r = probe_event_open(t, t->tid, &step);
+
+	if (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV) {
+		char name[64];
+
+		snprintf(name, sizeof name, "%s", probe_cfg.event_name);
+		probe_config_fallback_cpu_clock();
+		probe_msg("event '%s' is not supported on this machine (%s); "
+			  "falling back to cpu-clock", name, strerror(-r));
+		r = probe_event_open(t, t->tid, &step);
+	}
+	if (r == 0)
+		return 0;
+	report_open_error(-r, step, t->tid);
+	t->lost[PROBE_LOST_THREAD]++;
+	return -1;
+}
+
+void probe_thread_attach_self(struct probe_thread *t)
+{
+	t->tid = gettid();
+	probe_self = t;
+	if (key_ok)
+		pthread_setspecific(probe_key, t);
+	probe_unwind_prime();
+}
+
+/* ---- thread end ---------------------------------------------------------- */
+
+void probe_thread_stop_self(void)
+{
+	struct probe_thread *t = probe_self;
+
+	if (!t || t->closed)
+		return;
+	/*
+	 * Blocked for good: a signal still queued for the closed event must
+	 * not reach the app's handler (or the default action) later.  The
+	 * kernel discards it when the thread exits.
+	 */
+	probe_block_signal(NULL);
+	pthread_mutex_lock(&probe_reg_lock);
+	probe_event_disable(t);
+	pthread_mutex_unlock(&probe_reg_lock);
+	probe_drain_ring(t, NULL);
+	pthread_mutex_lock(&probe_reg_lock);
+	probe_event_close(t);
+	pthread_mutex_unlock(&probe_reg_lock);
+	prctl(PR_GET_NAME, t->end_name, 0, 0, 0);
+	probe_self = NULL;
+	__atomic_store_n(&t->closed, 1, __ATOMIC_RELEASE);
+}
+
+int probe_main_exited;
+
+static void key_destructor(void *p)
+{
+	(void)p;
+	/*
+	 * The main thread calling pthread_exit: glibc ends the process when
+	 * its last thread ends, and our sender counts as one; the sender
+	 * takes over that job (probe_app_threads_alive).
+	 */
+	if (gettid() == getpid())
+		__atomic_store_n(&probe_main_exited, 1, __ATOMIC_RELEASE);
+	probe_thread_stop_self();
+}
+
+/*
+ * Is any thread of the application still running?  Only asked once the
+ * main thread has called pthread_exit.  Our registry answers cheaply when
+ * a thread we know of runs; otherwise /proc/self/task also covers threads
+ * we never saw.  Zombies (the main thread) do not count, nor does `self`.
+ */
+int probe_app_threads_alive(pid_t self)
+{
+	DIR *d;
+	struct dirent *e;
+	int alive = 0;
+
+	pthread_mutex_lock(&probe_reg_lock);
+	for (struct probe_thread *t = probe_threads; t; t = t->next)
+		if (!__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE) && !t->adopted)
+			alive = 1;
+	pthread_mutex_unlock(&probe_reg_lock);
+	if (alive)
+		return 1;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return 1;
+	while (!alive && (e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		char path[64], buf[256], *p;
+		int fd;
+		ssize_t n;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;   /* gone */
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		/* "tid (comm) S ...": the state follows the last ')'. */
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+			alive = 1;
+	}
+	closedir(d);
+	return alive;
+}
+
+/* ---- pthread_create ------------------------------------------------------ */
+
+struct probe_start {
+	void *(*fn)(void *);
+	void *arg;
+	struct probe_thread *t;
+};
+
+static __attribute__((noinline)) void thread_begin(struct probe_thread *t)
+{
+	sigset_t ours;
+
+	sigemptyset(&ours);
+	sigaddset(&ours, probe_cfg.signo);
+	pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+	probe_thread_attach_self(t);
+	probe_thread_register(t);
+	if (!probe_stopping && open_event(t, t->tid) == 0)
+		probe_event_enable(t);
+}
+
+/*
+ * The new thread's first function.  The user's routine is its last call, so
+ * the compiler makes it a jump: our frame is not left in every stack.
+ */
+static void *probe_thread_start(void *p)
+{
+	struct probe_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+
+	thread_begin(s->t);
+	free(s);
+	return fn(arg);
+}
+
+__attribute__((visibility("default")))
+int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+		   void *(*fn)(void *), void *arg)
+{
+	struct probe_start *s;
+	int r;
+
+	resolve_create();
+	if (!real_create)
+		return EAGAIN;
+	if (!probe_active || probe_stopping)
+		return real_create(th, attr, fn, arg);
+	s = malloc(sizeof *s);
+	if (s)
+		s->t = probe_thread_alloc();
+	if (!s || !s->t) {
+		/* Out of memory: run the thread unprofiled rather than fail it. */
+		free(s);
+		return real_create(th, attr, fn, arg);
+	}
+	s->fn = fn;
+	s->arg = arg;
+	r = real_create(th, attr, probe_thread_start, s);
+	if (r) {
+		probe_thread_free(s->t);
+		free(s);
+	}
+	return r;
+}
+
+int probe_thread_init(void)
+{
+	resolve_create();
+	if (!real_create) {
+		probe_msg("cannot find pthread_create in the C library; not "
+			  "profiling");
+		return -1;
+	}
+	key_ok = pthread_key_create(&probe_key, key_destructor) == 0;
+	return 0;
+}
+
+/* ---- threads that were there before us ---------------------------------- */
+
+void probe_threads_adopt_existing(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t self = gettid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		struct probe_thread *t;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (probe_nadopted >= PROBE_ADOPT_MAX || events_refused)
+			break;
+		t = probe_thread_alloc();
+		if (!t)
+			break;
+		t->tid = tid;
+		t->adopted = 1;
+		if (open_event(t, tid) < 0) {
+			/* Gone already, or not ours to profile. */
+			probe_thread_free(t);
+			continue;
+		}
+		probe_adopted[probe_nadopted] = t;
+		__atomic_store_n(&probe_nadopted, probe_nadopted + 1,
+				 __ATOMIC_RELEASE);
+		probe_thread_register(t);
+	}
+	closedir(d);
+}
+
+void probe_threads_enable_all(void)
+{
+	pthread_mutex_lock(&probe_reg_lock);
+	for (struct probe_thread *t = probe_threads; t; t = t->next)
+		if (t->fd >= 0)
+			probe_event_enable(t);
+	pthread_mutex_unlock(&probe_reg_lock);
+}
+
+void probe_threads_disable_all(void)
+{
+	pthread_mutex_lock(&probe_reg_lock);
+	for (struct probe_thread *t = probe_threads; t; t = t->next)
+		probe_event_disable(t);
+	pthread_mutex_unlock(&probe_reg_lock);
+}
+
+/*
+ * Fork child (only the forking thread exists; the registry lock was taken
+ * in the prepare handler, so the list is consistent): every event fd and
+ * ring we inherited belongs to the parent.  Close ours without disabling,
+ * forget the parent's threads, keep (and reset) the calling thread's state.
+ */
+void probe_threads_after_fork_child(void)
+{
+	struct probe_thread *self = probe_self, *t, *next;
+
+	pthread_mutex_init(&probe_reg_lock, NULL);
+	if (self && self->closed)
+		self = NULL;
+	for (t = probe_threads; t; t = next) {
+		next = t->next;
+		probe_event_forget(t);
+		if (t != self)
+			probe_thread_free(t);
+	}
+	probe_threads = NULL;
+	probe_threads_seen = 0;
+	probe_nadopted = 0;
+	memset(probe_adopted, 0, sizeof probe_adopted);
+	if (!self) {
+		self = probe_thread_alloc();
+		if (!self) {
+			probe_self = NULL;
+			return;
+		}
+	} else {
+		struct probe_queue q = self->q;
+
+		memset(self, 0, sizeof *self);
+		self->q.words = q.words;
+		self->fd = -1;
+	}
+	probe_thread_attach_self(self);
+	probe_thread_register(self);
+}

@@ -1,0 +1,81 @@
+/*
+ * unwind.c - stack walking with libunwind, loaded privately.
+ *
+ * Why dlopen and not -lunwind: Debian's libunwind.a is not PIC, and
+ * libunwind.so.8 exports _Unwind_* and a weak backtrace() which, if the
+ * library were linked in (and so in the global scope), could take over the
+ * application's C++ exception handling.  dlopen(RTLD_LOCAL) keeps every
+ * symbol of it out of the global scope; we only dlsym what we call.
+ *
+ * unw_backtrace() is libunwind's fast path (a per-thread cache of frame
+ * layouts, ~1 us for tens of frames): it walks from its own frame, through
+ * our handler and the kernel's signal frame, into the interrupted code.  We
+ * keep the part that starts at the interrupted instruction pointer (the
+ * ucontext's RIP), i.e. exactly the application's stack.
+ *
+ * Its first use on a thread allocates (the per-thread cache, an address
+ * validation pipe): probe_unwind_prime() runs it once on every thread
+ * before that thread's event is enabled.
+ */
+#include <dlfcn.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "probe.h"
+
+typedef int (*unw_backtrace_fn)(void **buf, int size);
+
+static unw_backtrace_fn unw_bt;
+
+int probe_unwind_load(void)
+{
+	void *h = probe_real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		const char *e = dlerror();
+		probe_msg("cannot load libunwind.so.8 (%s); stacks will hold "
+			  "only the sampled address (install libunwind8)",
+			  e ? e : "not found");
+		return -1;
+	}
+	unw_bt = (unw_backtrace_fn)dlsym(h, "unw_backtrace");
+	if (!unw_bt) {
+		probe_msg("libunwind.so.8 has no unw_backtrace; stacks will "
+			  "hold only the sampled address (libunwind too old?)");
+		return -1;
+	}
+	return 0;
+}
+
+void probe_unwind_prime(void)
+{
+	void *buf[8];
+
+	if (unw_bt)
+		unw_bt(buf, 8);
+}
+
+/* SIGNAL CONTEXT. */
+int probe_unwind(void *ucv, uint64_t *buf, int *first)
+{
+	ucontext_t *uc = ucv;
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	int n, i;
+
+	if (!unw_bt)
+		return 0;
+	/* void * and uint64_t are the same 8 bytes on x86-64. */
+	n = unw_bt((void **)buf, PROBE_UNWIND_BUF);
+	/*
+	 * Our handler's frames come first, then the signal frame, whose IP is
+	 * the interrupted RIP: the first match is the start of the app's stack.
+	 */
+	for (i = 0; i < n; i++) {
+		if (buf[i] == rip) {
+			*first = i;
+			n -= i;
+			return n > (int)PROBE_MAX_FRAMES ? (int)PROBE_MAX_FRAMES : n;
+		}
+	}
+	return 0;
+}
