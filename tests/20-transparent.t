@@ -14,7 +14,7 @@ is "$rec" "$bare" "probe record exits with the program's status"
 cmp -s "$T/bare.out" "$T/rec.out"; ok $? "stdout identical under probe record"
 cmp -s "$T/bare.err" "$T/rec.err"; ok $? "stderr identical under probe record -q"
 
-(sh -c 'kill -TERM $$') 2>/dev/null; bare=$?
+bare=$(sh -c 'kill -TERM $$' 2>/dev/null; echo $?)
 "$PROBE" record -q -o "$T/k.probe" -- sh -c 'kill -TERM $$'; rec=$?
 is "$rec" "$bare" "a program killed by SIGTERM: probe exits $bare as a shell would"
 
