@@ -9,12 +9,16 @@
  *   PROBE_FREQ    Hz (default 999); PROBE_PERIOD wins when both are set
  *   PROBE_PERIOD  events per sample (nanoseconds for clock events)
  *   PROBE_SIGNAL  realtime signal number, default SIGRTMIN+6
+ *   PROBE_KERNEL  1: sample kernel time too, 0: user space only; default:
+ *                 kernel too where the user may (root, or
+ *                 perf_event_paranoid <= 1), like perf record
  *
  * A bad value is reported in one line and replaced by its default: a
  * profiler that refuses to let the program start is worse than one that
  * samples at the default rate.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,6 +191,30 @@ static void read_signal(void)
 		  probe_cfg.signo);
 }
 
+/* Kernel samples: as perf does, whenever this user is allowed them. */
+static void read_kernel(void)
+{
+	const char *s = getenv("PROBE_KERNEL");
+	char buf[16] = "";
+	int fd;
+
+	if (s && (strcmp(s, "0") == 0 || strcmp(s, "1") == 0)) {
+		probe_cfg.kernel = s[0] == '1';
+		return;
+	}
+	if (geteuid() == 0) {
+		probe_cfg.kernel = 1;
+		return;
+	}
+	fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof buf - 1) < 0)
+			buf[0] = 0;
+		close(fd);
+	}
+	probe_cfg.kernel = buf[0] && atoi(buf) <= 1;
+}
+
 void probe_config_read(void)
 {
 	const char *s;
@@ -211,4 +239,5 @@ void probe_config_read(void)
 	read_event();
 	read_rate();
 	read_signal();
+	read_kernel();
 }

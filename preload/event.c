@@ -1,9 +1,10 @@
 /*
  * event.c - one perf event per thread, and the reader of its mmap ring.
  *
- * The event is opened for one tid (cpu = -1: wherever it runs), counts user
- * space only (exclude_kernel/exclude_hv, which perf_event_paranoid 2 allows
- * an ordinary user), and wakes up on every sample.  The wakeup is turned
+ * The event is opened for one tid (cpu = -1: wherever it runs), counts
+ * kernel time too where the user may (probe_cfg.kernel), else user space
+ * only (exclude_kernel, which perf_event_paranoid 2 allows an ordinary
+ * user), and wakes up on every sample.  The wakeup is turned
  * into our realtime signal (F_SETSIG) directed at that very thread
  * (F_SETOWN_EX + F_OWNER_TID; plain F_SETOWN would let any thread take it),
  * so the handler runs on the stack it must unwind.
@@ -52,7 +53,7 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_PERIOD;
 	attr.disabled = 1;
-	attr.exclude_kernel = 1;
+	attr.exclude_kernel = !probe_cfg.kernel;
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
@@ -61,6 +62,13 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	*step = "perf_event_open";
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+		/* Kernel samples not allowed after all: user space, as perf :u. */
+		probe_cfg.kernel = 0;
+		attr.exclude_kernel = 1;
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0)
 		return -errno;
 

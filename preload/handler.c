@@ -78,9 +78,21 @@ void probe_drain_ring(struct probe_thread *t, void *uc)
 			int first = 0, n = 0;
 
 			bump(&t->samples, 1);
-			if (can_unwind && !attached && ip == rip) {
+			/*
+			 * A kernel sample (a system call, a page fault) is
+			 * followed by this signal on the way back to user
+			 * space: RIP is where the user stack resumes, so the
+			 * kernel IP goes on top of the unwound user stack.
+			 */
+			int in_kernel = ip >= PROBE_KERNEL_START;
+			if (can_unwind && !attached && (ip == rip || in_kernel)) {
 				attached = 1;
 				n = probe_unwind(uc, stack, &first);
+				if (n > 0 && in_kernel && first > 0) {
+					stack[--first] = ip;
+					if (n < (int)PROBE_MAX_FRAMES)
+						n++;
+				}
 			}
 			if (n <= 0) {
 				stack[0] = ip;

@@ -52,6 +52,7 @@ struct probe_config {
 	int freq;               /* 1: value is Hz; 0: value is a period */
 	uint64_t value;
 	int signo;              /* the profiling realtime signal */
+	int kernel;             /* sample kernel time too (where allowed) */
 };
 
 extern struct probe_config probe_cfg;
@@ -208,6 +209,9 @@ void probe_unwind_prime(void);
  */
 #define PROBE_UNWIND_BUF (PROBE_MAX_FRAMES + 32)
 int probe_unwind(void *uc, uint64_t *buf, int *first);
+
+/* Sampled IPs at or above this are the kernel's (x86-64 canonical upper half). */
+#define PROBE_KERNEL_START 0xffff800000000000ull
 
 /* ---- handler.c ---------------------------------------------------------- */
 
