@@ -79,6 +79,30 @@ $(DEMO_BIN): scripts/demo.c
 
 -include $(PRELOAD_OBJ:.o=.d) $(COLLECTOR_OBJ:.o=.d)
 
+# Test programs that the gt_%/test_% rules do not cover (symbols: plugins,
+# C++, MiniDebugInfo; the synthetic recording of scripts/bench --report).
+CXX ?= g++
+TEST_EXTRA := $(BUILD)/tests/libgt_plugin_a.so $(BUILD)/tests/libgt_plugin_b.so \
+	$(BUILD)/tests/libgt_plugin_c.so $(BUILD)/tests/gt_cxx \
+	$(BUILD)/tests/gt_minidebug $(BUILD)/tests/gen_recording
+all: $(TEST_EXTRA)
+
+$(BUILD)/tests/libgt_plugin_%.so: tests/libgt_plugin.c tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -shared -fPIC -DPLUGIN=$* -o $@ $<
+
+$(BUILD)/tests/gt_cxx: tests/gt_cxx.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/tests/gt_minidebug: tests/gt_leaf.c tests/gt_work.h tests/mkminidebug.sh
+	@mkdir -p $(@D)
+	sh tests/mkminidebug.sh "$(CC) $(GT_CFLAGS)" $< $@
+
+$(BUILD)/tests/gen_recording: tests/gen_recording.c include/probe/wire.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
+
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(PROBE) record -o $(BUILD)/demo.probe -- $(DEMO_BIN)

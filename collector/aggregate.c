@@ -33,7 +33,7 @@ struct stack_ent {
 };
 
 struct count_key {
-	uint32_t image, tid, stack;
+	uint32_t image, gen, tid, stack;
 };
 struct count_ent {
 	struct count_key key;
@@ -48,6 +48,19 @@ struct agg {
 	struct thread_ent *threads;
 	struct tidset_ent *tidset;
 	struct stack_ent *stacks;       /* hash by frames */
+	/*
+	 * A stack as it is encoded on the wire (its zig-zag deltas) -> its id,
+	 * in an open-addressing table: a sample's stack is found by hashing a
+	 * few dozen bytes, and its addresses are decoded only the first time.
+	 * Different encodings of one stack (varints that are not minimal)
+	 * still get one id through the frames table.  Each slot remembers the
+	 * count entry its last sample went to: a stack is mostly sampled in
+	 * one thread, so the count is found without another lookup.
+	 */
+	struct enc_slot *enc;
+	size_t enc_mask, enc_used;
+	uint8_t *enc_bytes;
+	size_t enc_len, enc_cap;
 	struct stack_ent **stack_vec;   /* by id */
 	size_t nstacks, stacks_cap;
 	struct count_ent *counts;
@@ -55,8 +68,12 @@ struct agg {
 	size_t ncounts;
 	uint64_t map_seq;
 	struct agg_totals t;
-	/* The last count entry: consecutive samples often share it. */
-	struct count_ent *last_count;
+};
+
+struct enc_slot {
+	uint64_t off;                   /* of the bytes in enc_bytes */
+	struct count_ent *last;
+	uint32_t hash, len, stack;      /* len 0: empty slot */
 };
 
 struct agg *agg_new(void)
@@ -102,6 +119,8 @@ void agg_free(struct agg *a)
 		free(ts);
 	}
 	HASH_CLEAR(hh, a->stacks);
+	free(a->enc);
+	free(a->enc_bytes);
 	for (size_t i = 0; i < a->nstacks; i++)
 		free(a->stack_vec[i]);
 	free(a->stack_vec);
@@ -134,7 +153,6 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 		a->t.processes++;
 	}
 	p->image = (uint32_t)a->nimages;
-	a->last_count = NULL;
 	return (uint32_t)a->nimages++;
 }
 
@@ -194,22 +212,53 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	note_thread(a, m->pid, m->pid);
 }
 
+static int same_object(const struct agg_map *x, const struct agg_map *y)
+{
+	return x->start == y->start && x->end == y->end && x->bias == y->bias &&
+	       x->pgoff == y->pgoff && x->build_id_len == y->build_id_len &&
+	       memcmp(x->build_id, y->build_id, x->build_id_len) == 0 &&
+	       strcmp(x->path, y->path) == 0;
+}
+
+/*
+ * A MAP that overlaps a different mapping of the image starts a new
+ * generation: samples that came before it keep resolving against what was
+ * mapped then (agg_find_map).  The same mapping announced again (an object
+ * unloaded and loaded again at the same place) changes nothing.
+ */
 static void add_map(struct agg *a, const struct probe_msg *m)
 {
 	uint32_t img = image_of(a, m->pid);  /* may move a->images */
 	struct agg_image *im = &a->images[img];
+	struct agg_map nm = { 0 };
+	nm.start = m->u.map.start;
+	nm.end = m->u.map.end;
+	nm.bias = m->u.map.bias;
+	nm.pgoff = m->u.map.pgoff;
+	nm.build_id_len = m->u.map.build_id_len;
+	if (nm.build_id_len > PROBE_BUILD_ID_MAX)
+		nm.build_id_len = PROBE_BUILD_ID_MAX;
+	memcpy(nm.build_id, m->u.map.build_id, nm.build_id_len);
+	nm.path = (char *)(m->u.map.path ? m->u.map.path : "");
+	int overlap = 0;
+	/* The newest mapping that overlaps: is this one just repeated? */
+	for (size_t i = im->nmaps; i-- > 0;) {
+		const struct agg_map *o = &im->maps[i];
+		if (o->start >= nm.end || nm.start >= o->end)
+			continue;
+		if (same_object(o, &nm))
+			return;
+		overlap = 1;
+		break;
+	}
+	if (overlap)
+		im->gen++;
 	im->maps = xgrow(im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps));
 	struct agg_map *mp = &im->maps[im->nmaps++];
-	mp->start = m->u.map.start;
-	mp->end = m->u.map.end;
-	mp->bias = m->u.map.bias;
-	mp->pgoff = m->u.map.pgoff;
+	*mp = nm;
 	mp->seq = a->map_seq++;
-	mp->build_id_len = m->u.map.build_id_len;
-	if (mp->build_id_len > PROBE_BUILD_ID_MAX)
-		mp->build_id_len = PROBE_BUILD_ID_MAX;
-	memcpy(mp->build_id, m->u.map.build_id, mp->build_id_len);
-	mp->path = xstrdup(m->u.map.path ? m->u.map.path : "");
+	mp->gen = im->gen;
+	mp->path = xstrdup(nm.path);
 }
 
 static void add_thread(struct agg *a, const struct probe_msg *m)
@@ -248,20 +297,66 @@ static uint32_t intern_stack(struct agg *a, const uint64_t *frames, uint32_t n)
 	return s->id;
 }
 
-static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
-		       const struct probe_sample *s)
+static void enc_grow(struct agg *a)
 {
-	static const uint64_t zero;
-	uint32_t n = s->nframes;
-	const uint64_t *frames = s->frames;
+	size_t ncap = a->enc ? 2 * (a->enc_mask + 1) : 4096;
+	struct enc_slot *n = xcalloc(ncap, sizeof(*n));
+	for (size_t i = 0; a->enc && i <= a->enc_mask; i++) {
+		if (!a->enc[i].len)
+			continue;
+		size_t j = a->enc[i].hash & (ncap - 1);
+		while (n[j].len)
+			j = (j + 1) & (ncap - 1);
+		n[j] = a->enc[i];
+	}
+	free(a->enc);
+	a->enc = n;
+	a->enc_mask = ncap - 1;
+}
+
+/* The slot of a sample's encoded stack, made (and the stack decoded) when new. */
+static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw *s)
+{
+	if (!a->enc || 2 * (a->enc_used + 1) > a->enc_mask + 1)
+		enc_grow(a);
+	uint32_t h = probe_hash_bytes(s->frames, s->frames_len);
+	uint32_t len = (uint32_t)s->frames_len;     /* >= 1: nframes >= 1 */
+	size_t j = h & a->enc_mask;
+	for (;; j = (j + 1) & a->enc_mask) {
+		struct enc_slot *e = &a->enc[j];
+		if (!e->len)
+			break;
+		if (e->hash == h && e->len == len &&
+		    memcmp(a->enc_bytes + e->off, s->frames, len) == 0)
+			return e;
+	}
+	uint64_t frames[PROBE_MAX_FRAMES];
+	uint32_t n = probe_sample_frames(s, frames);
 	if (n == 0) {           /* the decoder forbids it; never drop a sample */
-		frames = &zero;
+		frames[0] = 0;
 		n = 1;
 	}
-	if (n > PROBE_MAX_FRAMES)
-		n = PROBE_MAX_FRAMES;
-	struct count_key key = { img, s->tid, intern_stack(a, frames, n) };
-	struct count_ent *c = a->last_count;
+	struct enc_slot *e = &a->enc[j];
+	e->stack = intern_stack(a, frames, n);
+	e->hash = h;
+	e->len = len ? len : 1;
+	a->enc_bytes = xgrow(a->enc_bytes, &a->enc_cap, a->enc_len + e->len, 1);
+	e->off = a->enc_len;
+	memcpy(a->enc_bytes + a->enc_len, s->frames, len);
+	if (!len)
+		a->enc_bytes[a->enc_len] = 0;
+	a->enc_len += e->len;
+	e->last = NULL;
+	a->enc_used++;
+	return e;
+}
+
+static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
+		       const struct probe_sample_raw *s)
+{
+	struct enc_slot *slot = sample_slot(a, s);
+	struct count_key key = { img, a->images[img].gen, s->tid, slot->stack };
+	struct count_ent *c = slot->last;
 	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
 		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
 		if (!c) {
@@ -270,7 +365,7 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
 			note_thread(a, pid, s->tid);
 		}
-		a->last_count = c;
+		slot->last = c;
 	}
 	c->samples++;
 	c->weight = sat_add(c->weight, s->weight);
@@ -296,8 +391,8 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		break;
 	case PROBE_F_SAMPLES: {
 		uint32_t img = image_of(a, m->pid);
-		struct probe_sample s;
-		while (probe_samples_next(m, &s))
+		struct probe_sample_raw s;
+		while (probe_samples_next_raw(m, &s))
 			add_sample(a, img, m->pid, &s);
 		break;
 	}
@@ -333,6 +428,8 @@ static int cmp_count(const void *x, const void *y)
 	const struct agg_count *a = x, *b = y;
 	if (a->image != b->image)
 		return a->image < b->image ? -1 : 1;
+	if (a->gen != b->gen)
+		return a->gen < b->gen ? -1 : 1;
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
@@ -360,6 +457,7 @@ void agg_finish(struct agg *a)
 	for (struct count_ent *c = a->counts; c; c = c->hh.next, i++) {
 		struct agg_count *o = &a->count_vec[i];
 		o->image = c->key.image;
+		o->gen = c->key.gen;
 		o->tid = c->key.tid;
 		o->stack = c->key.stack;
 		o->samples = c->samples;
@@ -418,10 +516,28 @@ const struct agg_count *agg_counts(const struct agg *a)
 	return a->count_vec;
 }
 
-/* How far back to look past maps that start below addr but end before it. */
-#define MAP_WALK_MAX 64
+/*
+ * How far back to look past maps that start below addr: a bound for hostile
+ * input.  Real address spaces stop the walk at once (maxend), except where
+ * many generations of mappings overlap (plugins loaded in turn at one place).
+ */
+#define MAP_WALK_MAX 4096
 
-const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint64_t addr)
+/* Is x a better answer than best for a sample of generation gen? */
+static int map_better(const struct agg_map *x, const struct agg_map *best, uint32_t gen)
+{
+	if (!best)
+		return 1;
+	int xin = x->gen <= gen, bin = best->gen <= gen;
+	if (xin != bin)
+		return xin;
+	if (xin)        /* both were mapped then: the latest */
+		return x->seq > best->seq;
+	return x->seq < best->seq;     /* both came later: the earliest */
+}
+
+const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t gen,
+				   uint64_t addr)
 {
 	const struct agg_image *im = agg_image(a, image);
 	if (!im || !im->nmaps || !im->maxend)
@@ -440,7 +556,7 @@ const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint64_t
 		if (im->maxend[i] <= addr)
 			break;  /* nothing at or before i reaches addr */
 		const struct agg_map *mp = &im->maps[i];
-		if (addr < mp->end && (!best || mp->seq > best->seq))
+		if (addr < mp->end && map_better(mp, best, gen))
 			best = mp;
 	}
 	return best;

@@ -10,10 +10,16 @@
  *     with no HELLO get a placeholder image (counted in frames_orphan).
  *   - Stacks are interned: identical frame arrays share one id, so memory
  *     grows with distinct stacks, not with samples.  Counts are keyed by
- *     (image, tid, stack) and hold samples and the sum of sample weights
+ *     (image, generation, tid, stack) and hold samples and the sum of sample weights
  *     (saturating: weights are untrusted).
- *   - agg_find_map() returns the mapping of an image that contains addr; where
- *     recorded mappings overlap, the one recorded last wins.
+ *   - Every mapping an image ever had is kept.  A MAP overlapping a different
+ *     earlier mapping of the image (a library unloaded and another loaded in
+ *     its place) starts a new generation of the image's address space;
+ *     samples are counted with the generation current when they arrived
+ *     (stream order: libprobe sends a MAP before any sample that points into
+ *     it).  agg_find_map() returns, among the mappings containing addr, the
+ *     latest one that had arrived by that generation; if none had, the
+ *     earliest that came later (a sample that overtook its MAP).
  * Nothing here symbolizes; see resolve.h.
  */
 #ifndef PROBE_AGGREGATE_H
@@ -27,6 +33,7 @@
 struct agg_map {
 	uint64_t start, end, bias, pgoff;
 	uint64_t seq;           /* arrival order */
+	uint32_t gen;           /* generation of the image it arrived in */
 	uint8_t build_id_len;
 	uint8_t build_id[PROBE_BUILD_ID_MAX];
 	char *path;             /* as recorded */
@@ -46,10 +53,11 @@ struct agg_image {
 	struct agg_map *maps;   /* sorted by start after agg_finish */
 	uint64_t *maxend;       /* maxend[i] = max(end of maps[0..i]) */
 	size_t nmaps, maps_cap;
+	uint32_t gen;           /* current generation (MAPs that overlapped) */
 };
 
 struct agg_count {
-	uint32_t image, tid, stack;
+	uint32_t image, gen, tid, stack;
 	uint64_t samples, weight;
 };
 
@@ -80,6 +88,7 @@ size_t agg_nstacks(const struct agg *a);
 const uint64_t *agg_stack(const struct agg *a, uint32_t stack, uint32_t *nframes);
 size_t agg_ncounts(const struct agg *a);
 const struct agg_count *agg_counts(const struct agg *a);
-const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint64_t addr);
+const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t gen,
+				   uint64_t addr);
 
 #endif

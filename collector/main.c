@@ -17,7 +17,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
 		"       probe report [-i] FILE [--format text|tree|folded] [--tree] [--sort KEYS]\n"
-		"                    [--percent-limit PCT]\n"
+		"                    [--lines] [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
 		"       probe -h | --help | --version\n"
 		"\n"
 		"A sampling profiler: probe record runs a program with libprobe.so\n"

@@ -28,7 +28,8 @@ void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe report [-i] FILE [--format text|tree|folded] [--tree]\n"
-		"                    [--sort KEYS] [--percent-limit PCT] [--stdio]\n"
+		"                    [--sort KEYS] [--lines] [--percent-limit PCT]\n"
+		"                    [--no-demangle] [--no-inline] [--stdio]\n"
 		"\n"
 		"Show a recording made by probe record (default FILE: probe.data).\n"
 		"\n"
@@ -38,13 +39,24 @@ void report_usage(FILE *out)
 		"                         for flamegraph.pl and speedscope\n"
 		"  --tree                 same as --format tree\n"
 		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
-		"                         comm (thread name), exe, sym, dso (default sym,dso)\n"
+		"                         comm (thread name), exe, sym, dso, srcline\n"
+		"                         (default sym,dso)\n"
+		"  --lines                flat profile by source line (file:line, from\n"
+		"                         DWARF; [module] where there is none): the same\n"
+		"                         as --sort srcline,sym\n"
+		"  -M, --no-demangle      show C++ and Rust names as they are in the binary\n"
+		"  --no-inline            no inline frames (by default functions inlined at\n"
+		"                         a sampled address are frames of their own, shown\n"
+		"                         as NAME [inlined], where DWARF describes them)\n"
 		"  --percent-limit PCT    hide rows (tree: nodes) under PCT %% of the total\n"
 		"                         (default 0 for text, 0.5 for the tree)\n"
 		"  --stdio                accepted for perf compatibility (always stdio)\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"Shares are by event weight (the sampling period), like perf's period.\n");
+		"Shares are by event weight (the sampling period), like perf's period.\n"
+		"Names come from the files the recording names, checked against their\n"
+		"recorded build-ids: .symtab, separate debug files (/usr/lib/debug),\n"
+		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n");
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -209,6 +221,11 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "percent-limit", required_argument, NULL, 'p' },
 		{ "stdio", no_argument, NULL, 'S' },
+		{ "lines", no_argument, NULL, 'L' },
+		{ "no-demangle", no_argument, NULL, 'M' },
+		{ "demangle", no_argument, NULL, 'D' },
+		{ "no-inline", no_argument, NULL, 'N' },
+		{ "inline", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -216,10 +233,12 @@ int cmd_report(int argc, char **argv)
 	o.keys[0] = KEY_SYM;
 	o.keys[1] = KEY_DSO;
 	o.nkeys = 2;
+	o.resolve.demangle = 1;
+	o.resolve.inline_frames = 1;
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:s:hM", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o.file = optarg;
@@ -240,7 +259,25 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			if (parse_keys(optarg, &o) < 0)
 				return usage_error("bad --sort '%s': use a comma list of distinct "
-						   "pid, tid, comm, exe, sym, dso", optarg);
+						   "pid, tid, comm, exe, sym, dso, srcline", optarg);
+			break;
+		case 'L':
+			o.keys[0] = KEY_SRCLINE;
+			o.keys[1] = KEY_SYM;
+			o.nkeys = 2;
+			o.format = FMT_TEXT;
+			break;
+		case 'M':
+			o.resolve.demangle = 0;
+			break;
+		case 'D':
+			o.resolve.demangle = 1;
+			break;
+		case 'N':
+			o.resolve.inline_frames = 0;
+			break;
+		case 'I':
+			o.resolve.inline_frames = 1;
 			break;
 		case 'p':
 			if (parse_percent(optarg, &o.percent_limit) < 0)
@@ -281,7 +318,7 @@ int cmd_report(int argc, char **argv)
 		free(f);
 	}
 	struct symcache *sc = symcache_new();
-	struct resolver *res = resolver_new(a, sc);
+	struct resolver *res = resolver_new(a, sc, &o.resolve);
 	struct report_ctx ctx;
 	report_ctx_init(&ctx, &o, a, res);
 	int rc;

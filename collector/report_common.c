@@ -89,6 +89,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 static const char *const key_names[KEY_COUNT] = {
 	[KEY_PID] = "pid", [KEY_TID] = "tid", [KEY_COMM] = "comm",
 	[KEY_EXE] = "exe", [KEY_SYM] = "sym", [KEY_DSO] = "dso",
+	[KEY_SRCLINE] = "srcline",
 };
 
 const char *sort_key_name(enum sort_key k)

@@ -20,7 +20,8 @@
 
 enum report_format { FMT_TEXT, FMT_TREE, FMT_FOLDED };
 
-enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_COUNT };
+enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_SRCLINE,
+		KEY_COUNT };
 #define REPORT_MAX_KEYS 8
 
 struct report_opts {
@@ -30,6 +31,7 @@ struct report_opts {
 	int nkeys;
 	double percent_limit;
 	int percent_limit_set;
+	struct resolve_opts resolve;    /* demangling, inline frames */
 };
 
 struct report_ctx {

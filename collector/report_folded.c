@@ -47,17 +47,17 @@ int report_folded(const struct report_ctx *c, FILE *out)
 {
 	struct line *lines = NULL;
 	struct sbuf b = { 0 };
-	uint32_t *locs = xmalloc(PROBE_MAX_FRAMES * sizeof(*locs));
+	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
 	const struct agg_count *counts = agg_counts(c->agg);
 	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
 		const struct agg_count *k = &counts[i];
-		uint32_t n = resolve_stack(c->res, k->image, k->stack, locs);
+		uint32_t n = resolve_stack(c->res, k, fr);
 		b.len = 0;
 		sb_add(&b, agg_image(c->agg, k->image)->name);
 		for (uint32_t f = n; f-- > 0;) {
 			sb_add(&b, ";");
 			b.p[b.len - 1] = ';';   /* sb_add maps ';' to ':' */
-			sb_add(&b, resolver_loc(c->res, locs[f])->sym);
+			sb_add(&b, resolver_loc(c->res, fr[f].loc)->sym);
 		}
 		struct line *l;
 		HASH_FIND(hh, lines, b.p, b.len, l);
@@ -70,7 +70,7 @@ int report_folded(const struct report_ctx *c, FILE *out)
 		}
 		l->samples += k->samples;
 	}
-	free(locs);
+	free(fr);
 	free(b.p);
 
 	size_t n = HASH_COUNT(lines), i = 0;

@@ -24,6 +24,7 @@ struct row {
 	uint64_t self, total, self_samples;
 	uint64_t mark;          /* last stack that added to total */
 	uint32_t image, tid, loc;       /* a representative, for display */
+	const char *line;
 	char *cols[REPORT_MAX_KEYS];
 	UT_hash_handle hh;
 };
@@ -31,7 +32,10 @@ struct row {
 struct text {
 	const struct report_ctx *c;
 	struct row *rows;
-	int frame_keys;         /* any key depends on the frame (sym, dso) */
+	int frame_keys;         /* any key depends on the frame (sym, dso, srcline) */
+	int loc_keys;           /* every key depends on the location alone (sym, dso) */
+	struct row **by_loc;    /* loc_keys: the row of each location, or NULL */
+	size_t by_loc_cap;
 };
 
 /* Display name of a thread: its latest THREAD name, else the process's. */
@@ -46,7 +50,21 @@ static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid
 	return "?";
 }
 
-static void make_key(struct text *t, const struct agg_count *k, uint32_t loc,
+/* A frame's source line, or "[module]" where nothing knows it. */
+static const char *srcline_of(const struct report_ctx *c, const struct rframe *f)
+{
+	if (f->line)
+		return f->line;
+	const struct loc *l = resolver_loc(c->res, f->loc);
+	if (l->dso[0] == '[')
+		return l->dso;
+	char *s = xasprintf("[%s]", l->dso);
+	const char *i = resolver_intern(c->res, s);
+	free(s);
+	return i;
+}
+
+static void make_key(struct text *t, const struct agg_count *k, const struct rframe *f,
 		     struct row_key *key)
 {
 	const struct report_ctx *c = t->c;
@@ -68,10 +86,13 @@ static void make_key(struct text *t, const struct agg_count *k, uint32_t loc,
 			v = (uintptr_t)resolver_intern(c->res, agg_image(c->agg, k->image)->name);
 			break;
 		case KEY_SYM:
-			v = (uintptr_t)resolver_loc(c->res, loc)->sym;
+			v = (uintptr_t)resolver_loc(c->res, f->loc)->sym;
 			break;
 		case KEY_DSO:
-			v = (uintptr_t)resolver_loc(c->res, loc)->dso_path;
+			v = (uintptr_t)resolver_loc(c->res, f->loc)->dso_path;
+			break;
+		case KEY_SRCLINE:
+			v = (uintptr_t)srcline_of(c, f);
 			break;
 		case KEY_COUNT:
 			break;
@@ -80,19 +101,32 @@ static void make_key(struct text *t, const struct agg_count *k, uint32_t loc,
 	}
 }
 
-static struct row *get_row(struct text *t, const struct agg_count *k, uint32_t loc)
+static struct row *get_row(struct text *t, const struct agg_count *k, const struct rframe *f)
 {
 	struct row_key key;
 	struct row *r;
-	make_key(t, k, loc, &key);
+	/* The default keys (sym, dso): a row per location, found by index. */
+	if (t->loc_keys && f->loc < t->by_loc_cap && t->by_loc[f->loc])
+		return t->by_loc[f->loc];
+	make_key(t, k, f, &key);
 	HASH_FIND(hh, t->rows, &key, sizeof(key), r);
 	if (!r) {
 		r = xcalloc(1, sizeof(*r));
 		r->key = key;
 		r->image = k->image;
 		r->tid = k->tid;
-		r->loc = loc;
+		r->loc = f->loc;
+		r->line = f->line;
 		HASH_ADD(hh, t->rows, key, sizeof(r->key), r);
+	}
+	if (t->loc_keys) {
+		if (f->loc >= t->by_loc_cap) {
+			size_t old = t->by_loc_cap;
+			t->by_loc = xgrow(t->by_loc, &t->by_loc_cap, (size_t)f->loc + 1,
+					  sizeof(*t->by_loc));
+			memset(t->by_loc + old, 0, (t->by_loc_cap - old) * sizeof(*t->by_loc));
+		}
+		t->by_loc[f->loc] = r;
 	}
 	return r;
 }
@@ -113,6 +147,10 @@ static char *column_text(const struct report_ctx *c, const struct row *r, enum s
 		return xstrdup(resolver_loc(c->res, r->loc)->sym);
 	case KEY_DSO:
 		return xstrdup(resolver_loc(c->res, r->loc)->dso);
+	case KEY_SRCLINE: {
+		struct rframe f = { r->loc, r->line };
+		return xstrdup(srcline_of(c, &f));
+	}
 	case KEY_COUNT:
 		break;
 	}
@@ -124,6 +162,7 @@ static const char *column_header(enum sort_key k)
 	static const char *const h[KEY_COUNT] = {
 		[KEY_PID] = "Pid", [KEY_TID] = "Tid", [KEY_COMM] = "Comm",
 		[KEY_EXE] = "Exe", [KEY_SYM] = "Function", [KEY_DSO] = "Module",
+		[KEY_SRCLINE] = "Source line",
 	};
 	return k < KEY_COUNT ? h[k] : "?";
 }
@@ -156,10 +195,14 @@ int report_text(const struct report_ctx *c, FILE *out)
 	const struct report_opts *o = c->opts;
 	struct text t = { .c = c };
 	for (int i = 0; i < o->nkeys; i++)
-		if (o->keys[i] == KEY_SYM || o->keys[i] == KEY_DSO)
+		if (o->keys[i] == KEY_SYM || o->keys[i] == KEY_DSO || o->keys[i] == KEY_SRCLINE)
 			t.frame_keys = 1;
+	t.loc_keys = 1;
+	for (int i = 0; i < o->nkeys; i++)
+		if (o->keys[i] != KEY_SYM && o->keys[i] != KEY_DSO)
+			t.loc_keys = 0;
 
-	uint32_t *locs = xmalloc(PROBE_MAX_FRAMES * sizeof(*locs));
+	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
 	const struct agg_count *counts = agg_counts(c->agg);
 	size_t ncounts = agg_ncounts(c->agg);
 	uint64_t pass = 0;
@@ -167,28 +210,30 @@ int report_text(const struct report_ctx *c, FILE *out)
 		const struct agg_count *k = &counts[i];
 		uint64_t amount = report_amount(c, k);
 		uint32_t n = 1;
-		locs[0] = 0;
+		fr[0] = (struct rframe){ 0, NULL };
 		if (t.frame_keys)
-			n = resolve_stack(c->res, k->image, k->stack, locs);
+			n = resolve_stack(c->res, k, fr);
 		if (n == 0)
 			continue;
 		pass++;
-		struct row *leaf = get_row(&t, k, locs[0]);
+		struct row *leaf = get_row(&t, k, &fr[0]);
 		leaf->self = sat_add(leaf->self, amount);
 		leaf->self_samples += k->samples;
 		leaf->total = sat_add(leaf->total, amount);
 		leaf->mark = pass;
+		struct row *prev = leaf;
 		for (uint32_t f = 1; t.frame_keys && f < n; f++) {
-			if (locs[f] == locs[f - 1])
+			struct row *r = get_row(&t, k, &fr[f]);
+			if (r == prev)
 				continue;       /* direct recursion: same row */
-			struct row *r = get_row(&t, k, locs[f]);
+			prev = r;
 			if (r->mark == pass)
 				continue;
 			r->mark = pass;
 			r->total = sat_add(r->total, amount);
 		}
 	}
-	free(locs);
+	free(fr);
 
 	size_t nrows = HASH_COUNT(t.rows), shown = 0;
 	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
@@ -240,6 +285,7 @@ int report_text(const struct report_ctx *c, FILE *out)
 	}
 	free(vec);
 
+	free(t.by_loc);
 	struct row *r, *tmp;
 	HASH_ITER(hh, t.rows, r, tmp) {
 		HASH_DEL(t.rows, r);

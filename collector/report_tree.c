@@ -3,7 +3,10 @@
  * down to the leaves, callers above callees, indented two spaces a level.
  *
  * Siblings with the same function are one node; each node shows its Total%
- * (samples at or below it) and Self% (samples where it is the leaf).
+ * (samples at or below it) and Self% (samples where it is the leaf), and
+ * where DWARF has lines, the source line that carries most of its weight
+ * (for a caller, the line of its hottest call here; for a leaf, its
+ * hottest line).
  * Children are ordered by Total; nodes under the percent limit (default
  * 0.5) are left out with everything below them.
  */
@@ -17,35 +20,106 @@
 
 #define TREE_DEFAULT_LIMIT 0.5
 
+#define NODE_LINES 2
+
 struct tnode {
 	uint32_t loc, parent;
 	uint32_t first_child, next_sibling;     /* 0: none (0 is the root) */
 	uint32_t nchildren;
 	uint64_t total, self;
+	const char *line;       /* the heaviest line, or NULL */
+	uint64_t line_amount;
+	const char *lines[NODE_LINES];  /* the first lines seen, and their weight */
+	uint64_t lamount[NODE_LINES];
 };
 
-struct tkey {
-	uint32_t parent, loc;
-};
-struct tindex {
-	struct tkey key;
+struct lkey {
+	const char *line;
 	uint32_t node;
+};
+struct lent {                   /* (node, line) -> weight, past NODE_LINES */
+	struct lkey key;
+	uint64_t amount;
 	UT_hash_handle hh;
+};
+
+/* (parent, loc) -> child, open addressing; node 0 (the root) marks a free slot. */
+struct tslot {
+	uint64_t key;
+	uint32_t node;
 };
 
 struct tree {
 	struct tnode *nodes;
 	size_t n, cap;
-	struct tindex *index;
+	struct tslot *index;
+	size_t index_mask;
+	struct lent *lines;
 };
+
+static void add_line(struct tree *t, uint32_t node, const char *line, uint64_t amount)
+{
+	if (!line)
+		return;
+	struct tnode *nd = &t->nodes[node];
+	uint64_t *amt = NULL;
+	for (int i = 0; i < NODE_LINES && !amt; i++) {
+		if (nd->lines[i] == line) {
+			amt = &nd->lamount[i];
+		} else if (!nd->lines[i]) {
+			nd->lines[i] = line;
+			amt = &nd->lamount[i];
+		}
+	}
+	if (!amt) {
+		struct lkey key;
+		memset(&key, 0, sizeof(key));
+		key.line = line;
+		key.node = node;
+		struct lent *e;
+		HASH_FIND(hh, t->lines, &key, sizeof(key), e);
+		if (!e) {
+			e = xcalloc(1, sizeof(*e));
+			e->key = key;
+			HASH_ADD(hh, t->lines, key, sizeof(e->key), e);
+		}
+		amt = &e->amount;
+	}
+	*amt = sat_add(*amt, amount);
+	/* Ties go to the earlier line in byte order: deterministic output. */
+	if (*amt > nd->line_amount ||
+	    (*amt == nd->line_amount && nd->line && strcmp(line, nd->line) < 0)) {
+		nd->line = line;
+		nd->line_amount = *amt;
+	}
+}
+
+static void index_grow(struct tree *t)
+{
+	size_t ncap = t->index ? 2 * (t->index_mask + 1) : 4096;
+	struct tslot *n = xcalloc(ncap, sizeof(*n));
+	for (size_t i = 0; t->index && i <= t->index_mask; i++) {
+		if (!t->index[i].node)
+			continue;
+		size_t j = probe_hash_mix(t->index[i].key) & (ncap - 1);
+		while (n[j].node)
+			j = (j + 1) & (ncap - 1);
+		n[j] = t->index[i];
+	}
+	free(t->index);
+	t->index = n;
+	t->index_mask = ncap - 1;
+}
 
 static uint32_t child(struct tree *t, uint32_t parent, uint32_t loc)
 {
-	struct tkey key = { parent, loc };
-	struct tindex *e;
-	HASH_FIND(hh, t->index, &key, sizeof(key), e);
-	if (e)
-		return e->node;
+	if (!t->index || 2 * t->n > t->index_mask + 1)
+		index_grow(t);
+	uint64_t key = (uint64_t)parent << 32 | loc;
+	size_t j = probe_hash_mix(key) & t->index_mask;
+	for (; t->index[j].node; j = (j + 1) & t->index_mask)
+		if (t->index[j].key == key)
+			return t->index[j].node;
 	t->nodes = xgrow(t->nodes, &t->cap, t->n + 1, sizeof(*t->nodes));
 	uint32_t id = (uint32_t)t->n++;
 	struct tnode *nd = &t->nodes[id];
@@ -55,10 +129,8 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t loc)
 	nd->next_sibling = t->nodes[parent].first_child;
 	t->nodes[parent].first_child = id;
 	t->nodes[parent].nchildren++;
-	e = xcalloc(1, sizeof(*e));
-	e->key = key;
-	e->node = id;
-	HASH_ADD(hh, t->index, key, sizeof(e->key), e);
+	t->index[j].key = key;
+	t->index[j].node = id;
 	return id;
 }
 
@@ -86,8 +158,9 @@ static void print_node(struct printer *p, uint32_t id, int depth)
 	const struct tnode *nd = &p->t->nodes[id];
 	if (id != 0) {
 		const struct loc *l = resolver_loc(p->c->res, nd->loc);
-		fprintf(p->out, "%8.2f%% %8.2f%%  %*s%s  [%s]\n", report_pct(p->c, nd->total),
-			report_pct(p->c, nd->self), 2 * depth, "", l->sym, l->dso);
+		fprintf(p->out, "%8.2f%% %8.2f%%  %*s%s%s%s  [%s]\n", report_pct(p->c, nd->total),
+			report_pct(p->c, nd->self), 2 * depth, "", l->sym,
+			nd->line ? "  " : "", nd->line ? nd->line : "", l->dso);
 	}
 	if (!nd->nchildren)
 		return;
@@ -113,22 +186,23 @@ int report_tree(const struct report_ctx *c, FILE *out)
 	memset(&t.nodes[0], 0, sizeof(t.nodes[0]));
 	t.n = 1;
 
-	uint32_t *locs = xmalloc(PROBE_MAX_FRAMES * sizeof(*locs));
+	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
 	const struct agg_count *counts = agg_counts(c->agg);
 	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
 		const struct agg_count *k = &counts[i];
 		uint64_t amount = report_amount(c, k);
-		uint32_t n = resolve_stack(c->res, k->image, k->stack, locs);
+		uint32_t n = resolve_stack(c->res, k, fr);
 		uint32_t node = 0;
 		t.nodes[0].total = sat_add(t.nodes[0].total, amount);
 		for (uint32_t f = n; f-- > 0;) {
-			node = child(&t, node, locs[f]);
+			node = child(&t, node, fr[f].loc);
 			t.nodes[node].total = sat_add(t.nodes[node].total, amount);
+			add_line(&t, node, fr[f].line, amount);
 		}
 		if (node)
 			t.nodes[node].self = sat_add(t.nodes[node].self, amount);
 	}
-	free(locs);
+	free(fr);
 
 	report_header(c, out);
 	fprintf(out, "#%8s %9s  %s\n", "Total", "Self", "Call tree (callers -> callees)");
@@ -138,10 +212,11 @@ int report_tree(const struct report_ctx *c, FILE *out)
 		c->opts->percent_limit_set ? c->opts->percent_limit : TREE_DEFAULT_LIMIT, out };
 	print_node(&p, 0, 0);
 
-	struct tindex *e, *tmp;
-	HASH_ITER(hh, t.index, e, tmp) {
-		HASH_DEL(t.index, e);
-		free(e);
+	free(t.index);
+	struct lent *le, *ltmp;
+	HASH_ITER(hh, t.lines, le, ltmp) {
+		HASH_DEL(t.lines, le);
+		free(le);
 	}
 	free(t.nodes);
 	return 0;

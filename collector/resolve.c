@@ -12,11 +12,11 @@
 
 struct addr_key {
 	uint64_t addr;
-	uint32_t image, is_return;
+	uint32_t image, gen, is_return;
 };
 struct addr_ent {
 	struct addr_key key;
-	uint32_t loc;
+	uint32_t first, n;      /* frames in r->frames */
 	UT_hash_handle hh;
 };
 
@@ -32,18 +32,26 @@ struct loc_ent {
 struct resolver {
 	const struct agg *agg;
 	struct symcache *syms;
+	struct resolve_opts opts;
 	struct strpool *pool;
 	struct addr_ent *addrs;
 	struct loc_ent *loc_index;
 	struct loc *locs;
 	size_t nlocs, locs_cap;
+	struct rframe *frames;
+	size_t nframes, frames_cap;
 };
 
-struct resolver *resolver_new(const struct agg *a, struct symcache *c)
+struct resolver *resolver_new(const struct agg *a, struct symcache *c,
+			      const struct resolve_opts *o)
 {
 	struct resolver *r = xcalloc(1, sizeof(*r));
 	r->agg = a;
 	r->syms = c;
+	if (o)
+		r->opts = *o;
+	else
+		r->opts = (struct resolve_opts){ .demangle = 1, .inline_frames = 1 };
 	r->pool = strpool_new();
 	return r;
 }
@@ -63,6 +71,7 @@ void resolver_free(struct resolver *r)
 		free(l);
 	}
 	free(r->locs);
+	free(r->frames);
 	strpool_free(r->pool);
 	free(r);
 }
@@ -81,7 +90,7 @@ static const char *intern_printable(struct resolver *r, const char *s)
 }
 
 static uint32_t intern_loc(struct resolver *r, const char *sym, const char *dso,
-			   const char *dso_path, int named)
+			   const char *dso_path, int named, int inlined)
 {
 	struct loc_key key = { sym, dso_path };
 	struct loc_ent *e;
@@ -89,7 +98,7 @@ static uint32_t intern_loc(struct resolver *r, const char *sym, const char *dso,
 	if (e)
 		return e->id;
 	r->locs = xgrow(r->locs, &r->locs_cap, r->nlocs + 1, sizeof(*r->locs));
-	r->locs[r->nlocs] = (struct loc){ sym, dso, dso_path, named };
+	r->locs[r->nlocs] = (struct loc){ sym, dso, dso_path, named, inlined };
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	e->id = (uint32_t)r->nlocs++;
@@ -97,57 +106,140 @@ static uint32_t intern_loc(struct resolver *r, const char *sym, const char *dso,
 	return e->id;
 }
 
-static uint32_t lookup(struct resolver *r, uint32_t image, uint64_t addr, int is_return)
+/* A function name for display: demangled (if asked), printable, interned. */
+static const char *func_name(struct resolver *r, const char *name, const char *suffix)
+{
+	char *dem = r->opts.demangle ? probe_demangle(name) : NULL;
+	const char *n = dem ? dem : name;
+	const char *s;
+	if (suffix) {
+		char *t = xasprintf("%s%s", n, suffix);
+		s = intern_printable(r, t);
+		free(t);
+	} else {
+		s = intern_printable(r, n);
+	}
+	free(dem);
+	return s;
+}
+
+static const char *line_text(struct resolver *r, const struct src_frame *f)
+{
+	if (!f->file || !f->line)
+		return NULL;
+	char *t = xasprintf("%s:%u", path_basename(f->file), f->line);
+	const char *s = intern_printable(r, t);
+	free(t);
+	return s;
+}
+
+/* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
+#define KERNEL_START 0xff00000000000000ull
+
+static void push_frame(struct resolver *r, uint32_t loc, const char *line)
+{
+	r->frames = xgrow(r->frames, &r->frames_cap, r->nframes + 1, sizeof(*r->frames));
+	r->frames[r->nframes++] = (struct rframe){ loc, line };
+}
+
+/* Append the frames of one address to r->frames. */
+static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		   int is_return)
 {
 	/* Inside the call instruction, not at the one after it. */
 	uint64_t at = is_return && addr > 0 ? addr - 1 : addr;
-	const struct agg_map *m = agg_find_map(r->agg, image, at);
+	const struct agg_map *m = agg_find_map(r->agg, image, gen, at);
+	if (!m && addr >= KERNEL_START) {
+		/* The kernel's half (x86-64): we do not symbolize the kernel. */
+		const char *k = strpool_intern(r->pool, "[kernel]");
+		push_frame(r, intern_loc(r, k, k, k, 0, 0), NULL);
+		return;
+	}
 	if (!m) {
 		char buf[64];
 		snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
 		const char *unk = strpool_intern(r->pool, "[unknown]");
-		return intern_loc(r, strpool_intern(r->pool, buf), unk, unk, 0);
+		push_frame(r, intern_loc(r, strpool_intern(r->pool, buf), unk, unk, 0, 0), NULL);
+		return;
 	}
 	const char *path = intern_printable(r, m->path);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
-	const char *name = symobj_lookup(o, at - m->bias);
+	uint64_t vaddr = at - m->bias;
+	const char *name = symobj_lookup(o, vaddr);
+	struct src_frame sf[RESOLVE_MAX_INLINE + 1];
+	size_t nsf = symobj_srcframes(o, vaddr, sf, RESOLVE_MAX_INLINE + 1);
+	for (size_t i = 0; r->opts.inline_frames && i + 1 < nsf; i++) {
+		const char *sym;
+		if (sf[i].name) {
+			sym = func_name(r, sf[i].name, " [inlined]");
+		} else {
+			char *s = xasprintf("%s+0x%" PRIx64 " [inlined]", mod, addr - m->bias);
+			sym = intern_printable(r, s);
+			free(s);
+		}
+		push_frame(r, intern_loc(r, sym, mod, path, 1, 1), line_text(r, &sf[i]));
+	}
+	/* The containing function: without inline frames, the sampled line. */
+	const char *line = NULL;
+	if (nsf)
+		line = line_text(r, r->opts.inline_frames ? &sf[nsf - 1] : &sf[0]);
+	if (!name && nsf && sf[nsf - 1].name)
+		name = sf[nsf - 1].name;        /* DWARF knows what the symbols do not */
 	if (name) {
-		char *dem = probe_demangle(name);
-		const char *sym = intern_printable(r, dem ? dem : name);
-		free(dem);
-		return intern_loc(r, sym, mod, path, 1);
+		push_frame(r, intern_loc(r, func_name(r, name, NULL), mod, path, 1, 0), line);
+		return;
 	}
 	char *s = xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
-	const char *sym = strpool_intern(r->pool, s);
+	const char *sym = intern_printable(r, s);
 	free(s);
-	return intern_loc(r, sym, mod, path, 0);
+	push_frame(r, intern_loc(r, sym, mod, path, 0, 0), line);
 }
 
-uint32_t resolve_frame(struct resolver *r, uint32_t image, uint64_t addr, int is_return)
+uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		      int is_return, const struct rframe **out)
 {
-	struct addr_key key = { addr, image, is_return ? 1u : 0u };
+	struct addr_key key;
+	memset(&key, 0, sizeof(key));
+	key.addr = addr;
+	key.image = image;
+	key.gen = gen;
+	key.is_return = is_return ? 1u : 0u;
 	struct addr_ent *e;
 	HASH_FIND(hh, r->addrs, &key, sizeof(key), e);
-	if (e)
-		return e->loc;
-	uint32_t loc = lookup(r, image, addr, is_return);
-	e = xcalloc(1, sizeof(*e));
-	e->key = key;
-	e->loc = loc;
-	HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
-	return loc;
+	if (!e) {
+		size_t first = r->nframes;
+		lookup(r, image, gen, addr, is_return);
+		e = xcalloc(1, sizeof(*e));
+		e->key = key;
+		e->first = (uint32_t)first;
+		e->n = (uint32_t)(r->nframes - first);
+		HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
+	}
+	*out = &r->frames[e->first];
+	return e->n;
 }
 
-uint32_t resolve_stack(struct resolver *r, uint32_t image, uint32_t stack, uint32_t *out)
+uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out)
 {
 	uint32_t n;
-	const uint64_t *frames = agg_stack(r->agg, stack, &n);
+	const uint64_t *frames = agg_stack(r->agg, k->stack, &n);
 	if (n > PROBE_MAX_FRAMES)
 		n = PROBE_MAX_FRAMES;
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = resolve_frame(r, image, frames[i], i > 0);
-	return n;
+	uint32_t used = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rframe *f;
+		uint32_t m = resolve_addr(r, k->image, k->gen, frames[i], i > 0, &f);
+		/* Room for this address's frames and one for each address left. */
+		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - i - 1);
+		if (m > room) {
+			f += m - 1;     /* only the containing function */
+			m = 1;
+		}
+		memcpy(out + used, f, m * sizeof(*f));
+		used += m;
+	}
+	return used;
 }
 
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id)

@@ -1,21 +1,32 @@
 /*
- * resolve.h - sampled addresses to locations (function, module), for the
- * report formats.
+ * resolve.h - sampled addresses to locations (function, module) and source
+ * lines, for the report formats.
  *
  * Contract:
- *   - resolve_frame() maps an address of one process image to a location id:
- *     the image's MAP containing it gives the object and the file-relative
- *     address (addr - bias); symbols.h names the function (demangled).  An
- *     address no symbol covers is "module+0xOFFSET" (module = basename of the
- *     object), one in no map "[unknown]+0xADDR": no frame is ever dropped.
+ *   - resolve_addr() maps an address of one process image, as mapped in one
+ *     generation of its address space (aggregate.h), to frames: the image's
+ *     MAP containing it gives the object and the file-relative address
+ *     (addr - bias); symbols.h names the function.  Where DWARF has inline
+ *     information (and opts.inline_frames), the functions inlined at that
+ *     address come first, innermost first, named "NAME [inlined]", then the
+ *     containing function.  An address no symbol covers is "module+0xOFFSET"
+ *     (module = basename of the object, OFFSET the ELF address, what
+ *     addr2line -e takes), one in no map "[unknown]+0xADDR", and one in the
+ *     kernel's half of the address space (a sample the kernel took in
+ *     kernel mode) "[kernel]", one location: the kernel is not symbolized.
+ *     No frame is ever dropped.  Each frame carries its source line ("file.c:12",
+ *     basename) where DWARF has one, else NULL.
  *   - Return addresses (every frame but the leaf) are looked up at addr - 1,
  *     which lies inside the call instruction, so a call at the very end of a
- *     function is not credited to the next one; they are displayed as is.
- *   - Each distinct (image, address) is resolved once and cached; locations
- *     are interned by (function, object path), so one function reached from
- *     many addresses, images or processes is one location.
- *   - Strings (sym, dso, dso_path, and anything passed to resolver_intern)
- *     are interned: equal strings are equal pointers.  They are printable.
+ *     function is not credited to the next one, and their line is the call's.
+ *   - Names are demangled (C++, Rust) unless opts.demangle is 0.
+ *   - Each distinct (image, generation, address) is resolved once and
+ *     cached; locations are interned by (function, object path), so one
+ *     function reached from many addresses, images or processes is one
+ *     location.
+ *   - Strings (sym, dso, dso_path, lines, and anything passed to
+ *     resolver_intern) are interned: equal strings are equal pointers.  They
+ *     are printable.
  */
 #ifndef PROBE_RESOLVE_H
 #define PROBE_RESOLVE_H
@@ -26,23 +37,46 @@
 #include "aggregate.h"
 #include "symbols.h"
 
+/* Frames one stack can expand to with its inline frames. */
+#define RESOLVE_MAX_FRAMES (4 * PROBE_MAX_FRAMES)
+/* Inline frames one address can add. */
+#define RESOLVE_MAX_INLINE 15
+
+struct resolve_opts {
+	int demangle;           /* 1: demangle C++ and Rust names */
+	int inline_frames;      /* 1: expand inline frames from DWARF */
+};
+
 struct loc {
 	const char *sym;        /* function name or module+0xOFFSET */
 	const char *dso;        /* module basename, or "[unknown]" */
 	const char *dso_path;   /* object path as recorded (printable) */
 	int named;              /* 1 when a symbol named it */
+	int inlined;            /* 1 for an inlined instance */
+};
+
+struct rframe {
+	uint32_t loc;
+	const char *line;       /* "file.c:12", or NULL */
 };
 
 struct resolver;
 
-struct resolver *resolver_new(const struct agg *a, struct symcache *c);
+struct resolver *resolver_new(const struct agg *a, struct symcache *c,
+			      const struct resolve_opts *o);
 void resolver_free(struct resolver *r);
-uint32_t resolve_frame(struct resolver *r, uint32_t image, uint64_t addr, int is_return);
 /*
- * Location ids of one interned stack of an image, leaf first (as recorded);
- * out must hold PROBE_MAX_FRAMES.  Returns the frame count.
+ * The frames of one address, innermost first (at least one); *out points
+ * into the resolver's memory, valid until the next resolve call.
  */
-uint32_t resolve_stack(struct resolver *r, uint32_t image, uint32_t stack, uint32_t *out);
+uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		      int is_return, const struct rframe **out);
+/*
+ * The frames of one count's stack, leaf first (as recorded), inline frames
+ * expanded; out must hold RESOLVE_MAX_FRAMES (inline frames are left out
+ * where a stack would not fit, never an address).  Returns the frame count.
+ */
+uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out);
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id);
 size_t resolver_nlocs(const struct resolver *r);
 const char *resolver_intern(struct resolver *r, const char *s);

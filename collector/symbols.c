@@ -2,11 +2,14 @@
 #include "symbols.h"
 
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,14 @@
 struct sym {
 	uint64_t addr, end;
 	const char *name;       /* in the object's arena */
-	int rank;               /* 0 GLOBAL, 1 WEAK, 2 LOCAL, 3 other */
+	uint32_t idx;           /* order read: the last tie-break, as perf */
+	uint8_t weak, global;
+	uint8_t sized;          /* st_size was not 0 */
+};
+
+struct cu_range {
+	uint64_t lo, hi;
+	Dwarf_Die cu;
 };
 
 struct symobj {
@@ -33,17 +43,31 @@ struct symobj {
 	size_t narena, arena_cap;
 	char *cur;              /* free space in the last block */
 	size_t cur_left;
+	uint32_t next_idx;
+	unsigned sources;       /* SYMSRC_* bits */
+	/* DWARF: opened on first use from dw_path (the file or its debug file). */
+	char *dw_path;
+	int dw_tried, dw_fd;
+	Elf *dw_elf;
+	Dwarf *dw;
+	struct cu_range *cus;
+	uint64_t *cu_maxend;
+	size_t ncus, cus_cap;
 };
 
 struct symcache {
 	struct symobj *objs;
 	int elf_ready;
+	const char *debug_root;
 };
 
 struct symcache *symcache_new(void)
 {
 	struct symcache *c = xcalloc(1, sizeof(*c));
 	c->elf_ready = elf_version(EV_CURRENT) != EV_NONE;
+	/* For tests: where separate debug files live (default /usr/lib/debug). */
+	const char *root = getenv("PROBE_DEBUG_ROOT");
+	c->debug_root = root && root[0] == '/' ? root : "/usr/lib/debug";
 	return c;
 }
 
@@ -55,6 +79,15 @@ static void obj_free(struct symobj *o)
 	free(o->syms);
 	free(o->maxend);
 	free(o->key);
+	free(o->dw_path);
+	if (o->dw)
+		dwarf_end(o->dw);
+	if (o->dw_elf)
+		elf_end(o->dw_elf);
+	if (o->dw_fd >= 0)
+		close(o->dw_fd);
+	free(o->cus);
+	free(o->cu_maxend);
 	free(o);
 }
 
@@ -73,38 +106,47 @@ void symcache_free(struct symcache *c)
 #define ARENA_BLOCK 65536
 
 /* Names are copied in blocks: one malloc per name is slow for big tables. */
+static const char *arena_add(struct symobj *o, const char *s, size_t n, const char *suffix)
+{
+	size_t sl = suffix ? strlen(suffix) : 0;
+	size_t total = n + sl + 1;
+	if (total > o->cur_left) {
+		size_t bs = total > ARENA_BLOCK ? total : ARENA_BLOCK;
+		o->arena = xgrow(o->arena, &o->arena_cap, o->narena + 1, sizeof(*o->arena));
+		o->cur = o->arena[o->narena++] = xmalloc(bs);
+		o->cur_left = bs;
+	}
+	char *d = o->cur;
+	memcpy(d, s, n);
+	if (sl)
+		memcpy(d + n, suffix, sl);
+	d[n + sl] = '\0';
+	o->cur += total;
+	o->cur_left -= total;
+	return d;
+}
+
 static const char *arena_dup(struct symobj *o, const char *s)
 {
 	/* "memcpy@@GLIBC_2.14" (a versioned alias in .symtab) is memcpy. */
 	size_t n = strcspn(s, "@");
 	if (n == 0)
 		n = strlen(s);
-	n++;
-	if (n > o->cur_left) {
-		size_t bs = n > ARENA_BLOCK ? n : ARENA_BLOCK;
-		o->arena = xgrow(o->arena, &o->arena_cap, o->narena + 1, sizeof(*o->arena));
-		o->cur = o->arena[o->narena++] = xmalloc(bs);
-		o->cur_left = bs;
-	}
-	char *d = memcpy(o->cur, s, n - 1);
-	d[n - 1] = '\0';
-	o->cur += n;
-	o->cur_left -= n;
-	return d;
+	return arena_add(o, s, n, NULL);
 }
 
-static int bind_rank(unsigned bind)
+static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *name,
+		    unsigned bind)
 {
-	switch (bind) {
-	case STB_GLOBAL:
-		return 0;
-	case STB_WEAK:
-		return 1;
-	case STB_LOCAL:
-		return 2;
-	default:
-		return 3;
-	}
+	o->syms = xgrow(o->syms, &o->cap, o->nsyms + 1, sizeof(*o->syms));
+	struct sym *y = &o->syms[o->nsyms++];
+	y->addr = addr;
+	y->end = addr + size;
+	y->name = name;
+	y->idx = o->next_idx++;
+	y->weak = bind == STB_WEAK;
+	y->global = bind == STB_GLOBAL;
+	y->sized = size != 0;
 }
 
 /* Function symbols of every section of this type; returns how many. */
@@ -128,36 +170,116 @@ static size_t read_syms(struct symobj *o, Elf *e, unsigned type)
 			if (!gelf_getsym(d, (int)i, &s))
 				break;
 			unsigned t = GELF_ST_TYPE(s.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_size == 0 ||
-			    s.st_shndx == SHN_UNDEF || s.st_value + s.st_size < s.st_value)
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE ||
+			    s.st_value + s.st_size < s.st_value)
 				continue;
 			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			o->syms = xgrow(o->syms, &o->cap, o->nsyms + 1, sizeof(*o->syms));
-			struct sym *y = &o->syms[o->nsyms++];
-			y->addr = s.st_value;
-			y->end = s.st_value + s.st_size;
-			y->name = arena_dup(o, name);
-			y->rank = bind_rank(GELF_ST_BIND(s.st_info));
+			uint64_t size = s.st_size;
+			if (size == 0) {
+				/*
+				 * No size (hand-written assembly): perf extends it to
+				 * the next symbol; we do too (finish_table), but never
+				 * past the end of its section.
+				 */
+				Elf_Scn *ss = elf_getscn(e, s.st_shndx);
+				GElf_Shdr ssh;
+				if (!ss || !gelf_getshdr(ss, &ssh) || s.st_value < ssh.sh_addr ||
+				    s.st_value >= ssh.sh_addr + ssh.sh_size)
+					continue;
+				size = ssh.sh_addr + ssh.sh_size - s.st_value;
+				add_sym(o, s.st_value, size, arena_dup(o, name), GELF_ST_BIND(s.st_info));
+				o->syms[o->nsyms - 1].sized = 0;
+				continue;
+			}
+			add_sym(o, s.st_value, size, arena_dup(o, name), GELF_ST_BIND(s.st_info));
 		}
 	}
 	return o->nsyms - before;
 }
 
-/*
- * Among aliases at one address, the most public-looking name: glibc's
- * internal "__GI_" aliases last, then fewer leading underscores, then the
- * shorter name (aliases tend to add prefixes and suffixes).
- */
-static int alias_penalty(const char *n)
+static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
 {
-	int p = strncmp(n, "__GI_", 5) == 0 ? 100 : 0;
-	while (*n == '_') {
-		p++;
-		n++;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && strcmp(name, want) == 0) {
+			if (out)
+				*out = sh;
+			return scn;
+		}
 	}
-	return p;
+	return NULL;
+}
+
+/*
+ * PLT entries as "name@plt", as perf synthesizes them (x86-64: 16-byte
+ * entries, in .plt.sec when the object has one, else in .plt after its
+ * first, resolver entry), in the order of .rela.plt.
+ */
+static void read_plt(struct symobj *o, Elf *e)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rscn = find_section(e, ".rela.plt", &rsh);
+	if (!rscn || rsh.sh_type != SHT_RELA || rsh.sh_entsize == 0)
+		return;
+	uint64_t first;
+	if (find_section(e, ".plt.sec", &psh) && psh.sh_type == SHT_PROGBITS) {
+		first = psh.sh_addr;
+	} else if (find_section(e, ".plt", &psh) && psh.sh_type == SHT_PROGBITS) {
+		first = psh.sh_addr + 16;
+	} else {
+		return;
+	}
+	Elf_Scn *dscn = elf_getscn(e, rsh.sh_link);
+	if (!dscn || !gelf_getshdr(dscn, &dsh))
+		return;
+	Elf_Data *rd = elf_getdata(rscn, NULL), *dd = elf_getdata(dscn, NULL);
+	if (!rd || !dd || !rd->d_buf || !dd->d_buf)
+		return;
+	size_t n = rd->d_size / rsh.sh_entsize;
+	uint64_t end = psh.sh_addr + psh.sh_size;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = first + 16 * i;
+		if (at + 16 > end)
+			break;
+		GElf_Rela r;
+		GElf_Sym s;
+		if (!gelf_getrela(rd, (int)i, &r))
+			break;
+		size_t si = GELF_R_SYM(r.r_info);
+		if (si == 0 || !gelf_getsym(dd, (int)si, &s))
+			continue;
+		const char *name = elf_strptr(e, dsh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		size_t nl = strcspn(name, "@");
+		add_sym(o, at, 16, arena_add(o, name, nl ? nl : strlen(name), "@plt"), STB_GLOBAL);
+	}
+}
+
+/*
+ * Among aliases at one address, perf's choice (choose_best_symbol): one with
+ * a size, then not WEAK, then GLOBAL, then fewer leading underscores, then the
+ * longer name, then the one read first.
+ */
+static int underscores(const char *n)
+{
+	int k = 0;
+	while (n[k] == '_')
+		k++;
+	return k;
 }
 
 static int cmp_sym(const void *x, const void *y)
@@ -165,15 +287,19 @@ static int cmp_sym(const void *x, const void *y)
 	const struct sym *a = x, *b = y;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank - b->rank;
-	int pa = alias_penalty(a->name), pb = alias_penalty(b->name);
-	if (pa != pb)
-		return pa - pb;
+	if (a->sized != b->sized)
+		return a->sized ? -1 : 1;
+	if (a->weak != b->weak)
+		return a->weak ? 1 : -1;
+	if (a->global != b->global)
+		return a->global ? -1 : 1;
+	int ua = underscores(a->name), ub = underscores(b->name);
+	if (ua != ub)
+		return ua - ub;
 	size_t la = strlen(a->name), lb = strlen(b->name);
 	if (la != lb)
-		return la < lb ? -1 : 1;
-	return strcmp(a->name, b->name);
+		return la > lb ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
 static void finish_table(struct symobj *o)
@@ -187,6 +313,10 @@ static void finish_table(struct symobj *o)
 		if (w == 0 || o->syms[w - 1].addr != o->syms[r].addr)
 			o->syms[w++] = o->syms[r];
 	o->nsyms = w;
+	/* A symbol without a size ends where the next one starts. */
+	for (size_t i = 0; i + 1 < o->nsyms; i++)
+		if (!o->syms[i].sized && o->syms[i].end > o->syms[i + 1].addr)
+			o->syms[i].end = o->syms[i + 1].addr;
 	o->maxend = xmalloc(o->nsyms * sizeof(*o->maxend));
 	uint64_t mx = 0;
 	for (size_t i = 0; i < o->nsyms; i++) {
@@ -211,92 +341,262 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-/* .symtab of a separate debug file, if it matches build_id. */
-static size_t read_debug_file(struct symobj *o, const char *path,
-			      const uint8_t *bid, size_t bidlen)
+static int has_debug_info(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *s = find_section(e, ".debug_info", &sh);
+	if (s && sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
+		return 1;
+	s = find_section(e, ".zdebug_info", &sh);
+	return s && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+}
+
+/* ---- MiniDebugInfo (.gnu_debugdata: an xz-compressed ELF) ------------ */
+
+typedef lzma_ret (*lzma_stream_decoder_fn)(lzma_stream *, uint64_t, uint32_t);
+typedef lzma_ret (*lzma_code_fn)(lzma_stream *, lzma_action);
+typedef void (*lzma_end_fn)(lzma_stream *);
+
+static struct {
+	int tried;
+	lzma_stream_decoder_fn decoder;
+	lzma_code_fn code;
+	lzma_end_fn end;
+} xz;
+
+/* liblzma is loaded on first need, like the demangler: most runs never need it. */
+static int xz_ready(void)
+{
+	if (!xz.tried) {
+		xz.tried = 1;
+		void *h = dlopen("liblzma.so.5", RTLD_LAZY | RTLD_LOCAL);
+		if (h) {
+			xz.decoder = (lzma_stream_decoder_fn)dlsym(h, "lzma_stream_decoder");
+			xz.code = (lzma_code_fn)dlsym(h, "lzma_code");
+			xz.end = (lzma_end_fn)dlsym(h, "lzma_end");
+		}
+		if (!xz.decoder || !xz.code || !xz.end) {
+			xz.decoder = NULL;
+			probe_warn("liblzma.so.5 is not available: MiniDebugInfo "
+				   "(.gnu_debugdata) symbols are not read");
+		}
+	}
+	return xz.decoder != NULL;
+}
+
+#define XZ_OUT_MAX (256u << 20)
+
+/* Decompress an .xz buffer; malloc'd, or NULL. */
+static uint8_t *xz_decode(const uint8_t *in, size_t n, size_t *outlen)
+{
+	if (!xz_ready())
+		return NULL;
+	lzma_stream s = LZMA_STREAM_INIT;
+	if (xz.decoder(&s, 1ull << 30, 0) != LZMA_OK)
+		return NULL;
+	size_t cap = n * 4 + 4096, len = 0;
+	uint8_t *out = xmalloc(cap);
+	s.next_in = in;
+	s.avail_in = n;
+	lzma_ret r;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= XZ_OUT_MAX) {
+				r = LZMA_MEMLIMIT_ERROR;
+				break;
+			}
+			cap *= 2;
+			out = xrealloc(out, cap);
+		}
+		s.next_out = out + len;
+		s.avail_out = cap - len;
+		r = xz.code(&s, LZMA_FINISH);
+		len = cap - s.avail_out;
+		if (r != LZMA_OK)
+			break;
+	}
+	xz.end(&s);
+	if (r != LZMA_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	*outlen = len;
+	return out;
+}
+
+/* Function symbols of the embedded ELF's .symtab; returns how many. */
+static size_t read_minidebuginfo(struct symobj *o, Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(e, ".gnu_debugdata", &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS)
+		return 0;
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return 0;
+	size_t len = 0;
+	uint8_t *img = xz_decode(d->d_buf, d->d_size, &len);
+	if (!img)
+		return 0;
+	size_t got = 0;
+	Elf *m = elf_memory((char *)img, len);
+	if (m && elf_kind(m) == ELF_K_ELF)
+		got = read_syms(o, m, SHT_SYMTAB);
+	if (m)
+		elf_end(m);
+	free(img);      /* names were copied into the arena */
+	if (got)
+		o->sources |= SYMSRC_MINIDEBUG;
+	return got;
+}
+
+/* ---- separate debug files --------------------------------------------- */
+
+/* Does the file at path have this build-id (any, when bidlen is 0)? */
+static int debug_file_matches(const char *path, const uint8_t *bid, size_t bidlen,
+			      int *fdp, Elf **ep)
 {
 	int fd = open_regular(path);
 	if (fd < 0)
 		return 0;
-	size_t got = 0;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF) {
 		const void *dbid = NULL;
 		ssize_t n = dwelf_elf_gnu_build_id(e, &dbid);
-		if (bidlen == 0 || (n == (ssize_t)bidlen && memcmp(dbid, bid, bidlen) == 0))
-			got = read_syms(o, e, SHT_SYMTAB);
+		if (bidlen == 0 || (n == (ssize_t)bidlen && memcmp(dbid, bid, bidlen) == 0)) {
+			*fdp = fd;
+			*ep = e;
+			return 1;
+		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
-	return got;
+	return 0;
 }
 
-static size_t read_separate_debug(struct symobj *o, Elf *e, const char *path,
-				  const uint8_t *bid, size_t bidlen)
+/*
+ * The separate debug file of an object, by build-id under
+ * ROOT/.build-id/xx/yyyy.debug, else by .gnu_debuglink next to the file, in
+ * .debug/ there, or under ROOT/DIR.  Returns its path (malloc'd) with fd and
+ * Elf open, or NULL.
+ */
+static char *find_separate_debug(const struct symcache *c, Elf *e, const char *path,
+				 const uint8_t *bid, size_t bidlen, int *fdp, Elf **ep)
 {
-	size_t got = 0;
 	if (bidlen >= 2) {
 		size_t hl = 2 * bidlen + 1;
 		char *hex = xmalloc(hl);
 		for (size_t i = 0; i < bidlen; i++)
 			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-		char *p = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		got = read_debug_file(o, p, bid, bidlen);
-		free(p);
+		char *p = xasprintf("%s/.build-id/%.2s/%s.debug", c->debug_root, hex, hex + 2);
 		free(hex);
+		if (debug_file_matches(p, bid, bidlen, fdp, ep))
+			return p;
+		free(p);
 	}
-	if (got)
-		return got;
 	GElf_Word crc;
 	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
 	if (!link || !*link || strchr(link, '/'))
-		return 0;
+		return NULL;
 	char *dir = xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]) && !got; i++) {
-		char *p = xasprintf(fmts[i], dir, link);
-		if (strcmp(p, path) != 0)
-			got = read_debug_file(o, p, bid, bidlen);
-		free(p);
+	char *found = NULL;
+	char *cands[3] = {
+		xasprintf("%s/%s", dir, link),
+		xasprintf("%s/.debug/%s", dir, link),
+		xasprintf("%s%s/%s", c->debug_root, dir, link),
+	};
+	for (size_t i = 0; i < 3; i++) {
+		if (!found && strcmp(cands[i], path) != 0 &&
+		    debug_file_matches(cands[i], bid, bidlen, fdp, ep))
+			found = cands[i];
+		else
+			free(cands[i]);
 	}
 	free(dir);
-	return got;
+	return found;
 }
 
 /*
- * Check the build-id and read the symbols of one ELF image (path: printable,
- * for warnings and for finding separate debug files).
+ * Check the build-id and read the symbols of one ELF image (path: where it
+ * is, for finding separate debug files).  -1 when it is not an ELF file, -2
+ * when its build-id is not the recorded one (nothing read).
  */
-static void load_elf(struct symobj *o, Elf *e, const char *path,
-		     const uint8_t *bid, size_t bidlen)
+static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *path,
+		    const uint8_t *bid, size_t bidlen)
 {
-	if (elf_kind(e) != ELF_K_ELF) {
-		probe_warn("%s is not an ELF file; its addresses are shown as %s+0xOFFSET",
-			   path, path_basename(path));
-		return;
-	}
+	if (elf_kind(e) != ELF_K_ELF)
+		return -1;
 	const void *dbid = NULL;
 	ssize_t n = dwelf_elf_gnu_build_id(e, &dbid);
-	if (bidlen > 0 && (n != (ssize_t)bidlen || memcmp(dbid, bid, bidlen) != 0)) {
-		probe_warn("%s changed since the recording (its build-id differs); "
-			   "its addresses are shown as %s+0xOFFSET", path, path_basename(path));
-		return;
-	}
+	if (bidlen > 0 && (n != (ssize_t)bidlen || memcmp(dbid, bid, bidlen) != 0))
+		return -2;
 	const uint8_t *use_bid = bid;
 	size_t use_len = bidlen;
 	if (use_len == 0 && n > 0) {
 		use_bid = dbid;
 		use_len = (size_t)n;
 	}
-	if (read_syms(o, e, SHT_SYMTAB))
-		return;
-	if (read_separate_debug(o, e, path, use_bid, use_len))
-		return;
-	read_syms(o, e, SHT_DYNSYM);
+	int dfd = -1;
+	Elf *de = NULL;
+	char *dpath = find_separate_debug(c, e, path, use_bid, use_len, &dfd, &de);
+	if (read_syms(o, e, SHT_SYMTAB)) {
+		o->sources |= SYMSRC_SYMTAB;
+	} else if (de && read_syms(o, de, SHT_SYMTAB)) {
+		o->sources |= SYMSRC_DEBUGFILE;
+	} else {
+		/* .dynsym, plus MiniDebugInfo: it holds only what .dynsym lacks. */
+		if (read_syms(o, e, SHT_DYNSYM))
+			o->sources |= SYMSRC_DYNSYM;
+		read_minidebuginfo(o, e);
+	}
+	read_plt(o, e);
+	/* DWARF: in the file itself, else in its debug file. */
+	if (has_debug_info(e))
+		o->dw_path = xstrdup(path);
+	else if (de && has_debug_info(de))
+		o->dw_path = xstrdup(dpath);
+	if (de)
+		elf_end(de);
+	if (dfd >= 0)
+		close(dfd);
+	free(dpath);
+	return 0;
+}
+
+/*
+ * A file with exactly the recorded build-id, when the recorded path no
+ * longer has it: ROOT/.build-id/xx/rest.debug (a debug package), or perf's
+ * build-id cache, ~/.debug/.build-id/xx/rest/{elf,debug} (perf record keeps
+ * a copy of every object it saw there).  Its path (malloc'd), fd and Elf
+ * open; or NULL.
+ */
+static char *find_by_build_id(const struct symcache *c, const uint8_t *bid, size_t bidlen,
+			      int *fdp, Elf **ep)
+{
+	if (bidlen < 2)
+		return NULL;
+	char *hex = xmalloc(2 * bidlen + 1);
+	for (size_t i = 0; i < bidlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	const char *home = getenv("HOME");
+	char *cands[3] = {
+		xasprintf("%s/.build-id/%.2s/%s.debug", c->debug_root, hex, hex + 2),
+		home && home[0] == '/' ? xasprintf("%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2) : NULL,
+		home && home[0] == '/' ? xasprintf("%s/.debug/.build-id/%.2s/%s/debug", home, hex, hex + 2) : NULL,
+	};
+	free(hex);
+	char *found = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		if (cands[i] && !found && debug_file_matches(cands[i], bid, bidlen, fdp, ep))
+			found = cands[i];
+		else
+			free(cands[i]);
+	}
+	return found;
 }
 
 /* The collector's own vDSO: the same kernel made the recording's, probably. */
@@ -327,8 +627,10 @@ static void load_vdso(struct symobj *o, const uint8_t *bid, size_t bidlen)
 	/* Silently nameless if it is another kernel's: nothing to fix. */
 	if (elf_kind(e) == ELF_K_ELF &&
 	    (bidlen == 0 || (n == (ssize_t)bidlen && memcmp(dbid, bid, bidlen) == 0))) {
-		if (!read_syms(o, e, SHT_SYMTAB))
-			read_syms(o, e, SHT_DYNSYM);
+		if (read_syms(o, e, SHT_SYMTAB))
+			o->sources |= SYMSRC_SYMTAB;
+		else if (read_syms(o, e, SHT_DYNSYM))
+			o->sources |= SYMSRC_DYNSYM;
 	}
 	elf_end(e);
 }
@@ -344,23 +646,47 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 	}
 	if (path[0] != '/')
 		return;         /* anonymous or special: no file to read */
+	char *p = printable_dup(path);
+	char *why = NULL;
 	int fd = open_regular(path);
 	if (fd < 0) {
-		char *p = printable_dup(path);
-		probe_warn("cannot read %s (%s); its addresses are shown as %s+0xOFFSET",
-			   p, errno == EINVAL ? "not a regular file" : strerror(errno),
-			   path_basename(p));
+		why = xasprintf("cannot read %s (%s)", p,
+				errno == EINVAL ? "not a regular file" : strerror(errno));
+	} else {
+		Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		int r = e ? load_elf(c, o, e, path, bid, bidlen) : -1;
+		if (r == -1)
+			why = xasprintf("%s is not an ELF file", p);
+		else if (r == -2)
+			why = xasprintf("%s changed since the recording (its build-id differs)", p);
+		if (e)
+			elf_end(e);
+		close(fd);
+	}
+	if (!why) {
 		free(p);
 		return;
 	}
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e) {
-		char *p = printable_dup(path);
-		load_elf(o, e, p, bid, bidlen);
-		free(p);
-		elf_end(e);
+	/* The file that ran is gone: one with its build-id may be elsewhere. */
+	int afd = -1;
+	Elf *ae = NULL;
+	char *alt = find_by_build_id(c, bid, bidlen, &afd, &ae);
+	if (alt && load_elf(c, o, ae, alt, bid, bidlen) == 0 && o->nsyms) {
+		char *pa = printable_dup(alt);
+		probe_warn("%s; names from %s, which has the recorded build-id", why, pa);
+		free(pa);
+		o->sources |= SYMSRC_BYBUILDID;
+	} else {
+		probe_warn("%s; its addresses are shown as %s+0xOFFSET", why, path_basename(p));
+		o->sources |= SYMSRC_MISMATCH;
 	}
-	close(fd);
+	if (ae)
+		elf_end(ae);
+	if (afd >= 0)
+		close(afd);
+	free(alt);
+	free(why);
+	free(p);
 }
 
 struct symobj *symcache_get(struct symcache *c, const char *path,
@@ -374,7 +700,8 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 	memcpy(key, path, pl);
 	key[pl] = 0;
 	key[pl + 1] = (unsigned char)build_id_len;
-	memcpy(key + pl + 2, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(key + pl + 2, build_id, build_id_len);
 	struct symobj *o;
 	HASH_FIND(hh, c->objs, key, kl, o);
 	if (o) {
@@ -384,6 +711,7 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 	o = xcalloc(1, sizeof(*o));
 	o->key = key;
 	o->keylen = kl;
+	o->dw_fd = -1;
 	load(c, o, path, build_id, build_id_len);
 	finish_table(o);
 	HASH_ADD_KEYPTR(hh, c->objs, o->key, o->keylen, o);
@@ -420,14 +748,958 @@ size_t symobj_count(const struct symobj *o)
 	return o->nsyms;
 }
 
+unsigned symobj_sources(const struct symobj *o)
+{
+	return o->sources | (o->dw_path ? SYMSRC_DWARF : 0);
+}
+
+/* ---- DWARF: inline frames and source lines (libdw) ---------------------- */
+
+static int cmp_cu(const void *x, const void *y)
+{
+	const struct cu_range *a = x, *b = y;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+/*
+ * The address ranges of every compile unit, sorted: .debug_aranges is
+ * optional (clang does not emit it), so we do not rely on dwarf_addrdie.
+ */
+static void index_cus(struct symobj *o)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t type;
+	Dwarf_Die cudie, sub;
+	while (dwarf_get_units(o->dw, cu, &next, &version, &type, &cudie, &sub) == 0) {
+		cu = next;
+		if (type != DW_UT_compile && type != DW_UT_partial && type != DW_UT_skeleton)
+			continue;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			o->cus = xgrow(o->cus, &o->cus_cap, o->ncus + 1, sizeof(*o->cus));
+			o->cus[o->ncus++] = (struct cu_range){ lo, hi, cudie };
+		}
+	}
+	if (!o->ncus)
+		return;
+	qsort(o->cus, o->ncus, sizeof(*o->cus), cmp_cu);
+	o->cu_maxend = xmalloc(o->ncus * sizeof(*o->cu_maxend));
+	uint64_t mx = 0;
+	for (size_t i = 0; i < o->ncus; i++) {
+		if (o->cus[i].hi > mx)
+			mx = o->cus[i].hi;
+		o->cu_maxend[i] = mx;
+	}
+}
+
+static int dwarf_ready(struct symobj *o)
+{
+	if (o->dw_tried)
+		return o->dw != NULL;
+	o->dw_tried = 1;
+	if (!o->dw_path)
+		return 0;
+	o->dw_fd = open_regular(o->dw_path);
+	if (o->dw_fd < 0)
+		return 0;
+	o->dw_elf = elf_begin(o->dw_fd, ELF_C_READ_MMAP, NULL);
+	if (o->dw_elf)
+		o->dw = dwarf_begin_elf(o->dw_elf, DWARF_C_READ, NULL);
+	if (o->dw)
+		index_cus(o);
+	return o->dw != NULL;
+}
+
+static Dwarf_Die *cu_of(struct symobj *o, uint64_t vaddr)
+{
+	size_t lo = 0, hi = o->ncus;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->cus[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
+		if (o->cu_maxend[i] <= vaddr)
+			break;
+		if (vaddr < o->cus[i].hi)
+			return &o->cus[i].cu;
+	}
+	return NULL;
+}
+
+/* A DIE's linkage name (mangled: the resolver demangles) or plain name. */
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	const char *n = NULL;
+	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a))
+		n = dwarf_formstring(&a);
+	if (!n && dwarf_attr_integrate(d, DW_AT_name, &a))
+		n = dwarf_formstring(&a);
+	return n && *n ? n : NULL;
+}
+
+static unsigned die_udata(Dwarf_Die *d, unsigned at)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	if (!dwarf_attr(d, at, &a) || dwarf_formudata(&a, &w) != 0 || w > 0xffffffffu)
+		return 0;
+	return (unsigned)w;
+}
+
+#define SCOPE_MAX 64
+
+/*
+ * The chain of subprogram and inlined-subroutine DIEs containing vaddr,
+ * outermost first, found by descending the CU's tree (namespaces and
+ * classes have no addresses but hold functions).  Returns its length.
+ */
+static int scope_chain(Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *chain, int max)
+{
+	Dwarf_Die parent = *cudie, child;
+	int n = 0, depth = 0;
+	while (depth++ < 256 && dwarf_child(&parent, &child) == 0) {
+		int found = 0;
+		do {
+			int tag = dwarf_tag(&child);
+			switch (tag) {
+			case DW_TAG_subprogram:
+			case DW_TAG_inlined_subroutine:
+			case DW_TAG_entry_point:
+			case DW_TAG_lexical_block:
+			case DW_TAG_try_block:
+			case DW_TAG_catch_block:
+				if (dwarf_haspc(&child, vaddr) == 1) {
+					if (tag != DW_TAG_lexical_block && tag != DW_TAG_try_block &&
+					    tag != DW_TAG_catch_block && n < max)
+						chain[n++] = child;
+					found = 1;
+				}
+				break;
+			case DW_TAG_namespace:
+			case DW_TAG_module:
+			case DW_TAG_class_type:
+			case DW_TAG_structure_type:
+			case DW_TAG_union_type:
+				/* No addresses of their own: look inside only while
+				 * nothing with addresses matched yet. */
+				if (n == 0 && dwarf_haschildren(&child) == 1) {
+					Dwarf_Die sub[SCOPE_MAX];
+					int k = scope_chain(&child, vaddr, sub, max);
+					if (k > 0) {
+						memcpy(chain, sub, (size_t)k * sizeof(*sub));
+						return k;
+					}
+				}
+				break;
+			default:
+				break;
+			}
+		} while (!found && dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+		parent = child;
+	}
+	return n;
+}
+
+size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max)
+{
+	if (max == 0 || !dwarf_ready(o) || !o->ncus)
+		return 0;
+	Dwarf_Die *cu = cu_of(o, vaddr);
+	if (!cu)
+		return 0;
+	const char *file = NULL;
+	int line = 0;
+	Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr);
+	if (l) {
+		file = dwarf_linesrc(l, NULL, NULL);
+		if (dwarf_lineno(l, &line) != 0)
+			line = 0;
+	}
+	Dwarf_Die chain[SCOPE_MAX];
+	int n = scope_chain(cu, vaddr, chain, SCOPE_MAX);
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	size_t k = 0;
+	/* Innermost first: each inlined instance, then the function itself. */
+	for (int i = n - 1; i >= 0 && k + 1 < max; i--) {
+		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+			break;
+		out[k].name = die_name(&chain[i]);
+		out[k].file = file;
+		out[k].line = line > 0 ? (unsigned)line : 0;
+		out[k].inlined = 1;
+		k++;
+		/* The caller's position: where this instance was inlined. */
+		unsigned cf = die_udata(&chain[i], DW_AT_call_file);
+		line = (int)die_udata(&chain[i], DW_AT_call_line);
+		file = NULL;
+		if (!files && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+			files = NULL;
+		if (files && cf < nfiles)
+			file = dwarf_filesrc(files, cf, NULL, NULL);
+	}
+	out[k].name = NULL;
+	for (int i = n - 1; i >= 0; i--) {
+		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine) {
+			out[k].name = die_name(&chain[i]);
+			break;
+		}
+	}
+	out[k].file = file;
+	out[k].line = line > 0 ? (unsigned)line : 0;
+	out[k].inlined = 0;
+	return k + 1;
+}
+
+/* ---- demangling ---------------------------------------------------------- */
+
 typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+/* Growable output for the Rust demangler. */
+struct dbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void db_putn(struct dbuf *b, const char *s, size_t n)
+{
+	b->p = xgrow(b->p, &b->cap, b->len + n + 1, 1);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void db_puts(struct dbuf *b, const char *s)
+{
+	db_putn(b, s, strlen(s));
+}
+
+static int is_hex_hash(const char *s, size_t n)
+{
+	if (n != 17 || s[0] != 'h')
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/*
+ * Rust's legacy mangling: _ZN + length-prefixed components + 17h<16 hex> E,
+ * components escaped ($LT$ <, $GT$ >, $u20$ ' ', .. ::).  Demangled as
+ * rustc-demangle's alternate form (and perf) show it: without the hash.
+ * NULL when name is not one.
+ */
+static char *rust_legacy_demangle(const char *name)
+{
+	if (strncmp(name, "_ZN", 3) != 0)
+		return NULL;
+	const char *p = name + 3;
+	const char *comp[256];
+	size_t clen[256], nc = 0;
+	while (*p && *p != 'E') {
+		if (*p < '0' || *p > '9' || nc == 256)
+			return NULL;
+		size_t len = 0;
+		while (*p >= '0' && *p <= '9') {
+			len = len * 10 + (size_t)(*p++ - '0');
+			if (len > 4096)
+				return NULL;
+		}
+		if (strnlen(p, len) < len)
+			return NULL;
+		comp[nc] = p;
+		clen[nc++] = len;
+		p += len;
+	}
+	if (*p != 'E' || nc < 2 || !is_hex_hash(comp[nc - 1], clen[nc - 1]))
+		return NULL;
+	/* p[1] may hold a ".llvm.NNN" style suffix: ignored. */
+	static const struct { const char *esc, *s; } esc[] = {
+		{ "$SP$", "@" }, { "$BP$", "*" }, { "$RF$", "&" }, { "$LT$", "<" },
+		{ "$GT$", ">" }, { "$LP$", "(" }, { "$RP$", ")" }, { "$C$", "," },
+	};
+	struct dbuf b = { 0 };
+	for (size_t i = 0; i + 1 < nc; i++) {
+		const char *s = comp[i], *e = comp[i] + clen[i];
+		if (i)
+			db_puts(&b, "::");
+		if (e - s >= 2 && s[0] == '_' && s[1] == '$')
+			s++;
+		while (s < e) {
+			if (*s == '.') {
+				if (s + 1 < e && s[1] == '.') {
+					db_puts(&b, "::");
+					s += 2;
+				} else {
+					db_puts(&b, ".");
+					s++;
+				}
+				continue;
+			}
+			if (*s == '$') {
+				size_t k, done = 0;
+				for (k = 0; k < sizeof(esc) / sizeof(esc[0]); k++) {
+					size_t el = strlen(esc[k].esc);
+					if ((size_t)(e - s) >= el && memcmp(s, esc[k].esc, el) == 0) {
+						db_puts(&b, esc[k].s);
+						s += el;
+						done = 1;
+						break;
+					}
+				}
+				if (!done && e - s >= 5 && s[1] == 'u') {
+					/* $uXX$: a character by its hex code. */
+					const char *q = s + 2;
+					unsigned v = 0;
+					int digits = 0;
+					while (q < e && *q != '$' && digits < 6) {
+						char ch = *q++;
+						if (ch >= '0' && ch <= '9')
+							v = v * 16 + (unsigned)(ch - '0');
+						else if (ch >= 'a' && ch <= 'f')
+							v = v * 16 + (unsigned)(ch - 'a' + 10);
+						else
+							break;
+						digits++;
+					}
+					if (q < e && *q == '$' && digits > 0 && v >= 0x20 && v < 0x7f) {
+						char ch = (char)v;
+						db_putn(&b, &ch, 1);
+						s = q + 1;
+						done = 1;
+					}
+				}
+				if (done)
+					continue;
+			}
+			db_putn(&b, s, 1);
+			s++;
+		}
+	}
+	return b.p;
+}
+
+/*
+ * Rust's v0 mangling (RFC 2603; what rustc uses for its standard library
+ * now): "_R" path [instantiating crate] [".suffix"].  Printed as
+ * rustc-demangle's alternate form prints it (crate hashes left out):
+ * paths a::b, impls <T>::f and <T as Trait>::f, closures {closure#N},
+ * generic arguments (f::<T> in values), references, slices, arrays, tuples,
+ * fn pointers, dyn traits, integer/bool/char constants.  Anything else (a
+ * const of another kind, punycode) makes it give up: the name stays mangled.
+ */
+struct v0 {
+	const char *s;          /* after "_R" */
+	size_t len, pos;
+	struct dbuf *out;       /* NULL: parse without printing */
+	unsigned depth;
+	uint64_t bound;         /* lifetimes bound by enclosing binders */
+	int bad;
+};
+
+#define V0_MAX_DEPTH 200
+
+static void v0_print(struct v0 *v, const char *s)
+{
+	if (v->out && !v->bad)
+		db_puts(v->out, s);
+}
+
+static void v0_printn(struct v0 *v, const char *s, size_t n)
+{
+	if (v->out && !v->bad)
+		db_putn(v->out, s, n);
+}
+
+static void v0_printu(struct v0 *v, uint64_t x)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)x);
+	v0_print(v, b);
+}
+
+static int v0_peek(const struct v0 *v)
+{
+	return v->pos < v->len ? (unsigned char)v->s[v->pos] : 0;
+}
+
+static int v0_eat(struct v0 *v, int c)
+{
+	if (v->pos < v->len && v->s[v->pos] == c) {
+		v->pos++;
+		return 1;
+	}
+	return 0;
+}
+
+static int v0_next(struct v0 *v)
+{
+	if (v->pos >= v->len) {
+		v->bad = 1;
+		return 0;
+	}
+	return (unsigned char)v->s[v->pos++];
+}
+
+/* base-62-number: "_" is 0, digits then "_" are value + 1. */
+static uint64_t v0_int62(struct v0 *v)
+{
+	if (v0_eat(v, '_'))
+		return 0;
+	uint64_t x = 0;
+	for (;;) {
+		int c = v0_next(v);
+		if (v->bad)
+			return 0;
+		if (c == '_')
+			break;
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'z')
+			d = 10 + (unsigned)(c - 'a');
+		else if (c >= 'A' && c <= 'Z')
+			d = 36 + (unsigned)(c - 'A');
+		else {
+			v->bad = 1;
+			return 0;
+		}
+		if (x > (UINT64_MAX - d) / 62) {
+			v->bad = 1;
+			return 0;
+		}
+		x = x * 62 + d;
+	}
+	if (x == UINT64_MAX) {
+		v->bad = 1;
+		return 0;
+	}
+	return x + 1;
+}
+
+static uint64_t v0_opt_int62(struct v0 *v, int tag)
+{
+	if (!v0_eat(v, tag))
+		return 0;
+	uint64_t x = v0_int62(v);
+	return x == UINT64_MAX ? x : x + 1;
+}
+
+/* identifier: [u] decimal [_] bytes */
+static void v0_ident(struct v0 *v, const char **p, size_t *n)
+{
+	int puny = v0_eat(v, 'u');
+	int c = v0_next(v);
+	if (v->bad || c < '0' || c > '9') {
+		v->bad = 1;
+		return;
+	}
+	size_t len = (size_t)(c - '0');
+	if (len)
+		while (v0_peek(v) >= '0' && v0_peek(v) <= '9') {
+			len = len * 10 + (size_t)(v0_next(v) - '0');
+			if (len > 4096) {
+				v->bad = 1;
+				return;
+			}
+		}
+	v0_eat(v, '_');
+	if (puny || len > v->len - v->pos) {
+		v->bad = 1;     /* punycode (non-ASCII names): not decoded */
+		return;
+	}
+	*p = v->s + v->pos;
+	*n = len;
+	v->pos += len;
+}
+
+static void v0_path(struct v0 *v, int in_value);
+static void v0_type(struct v0 *v);
+static void v0_const(struct v0 *v);
+
+/* Parse (and print) what a back-reference points at. */
+static void v0_backref(struct v0 *v, void (*fn)(struct v0 *, int), int arg)
+{
+	size_t at = v->pos - 1;         /* the 'B' */
+	uint64_t i = v0_int62(v);
+	if (v->bad || i >= at || v->depth >= V0_MAX_DEPTH) {
+		v->bad = 1;
+		return;
+	}
+	size_t save = v->pos;
+	v->pos = (size_t)i;
+	v->depth++;
+	fn(v, arg);
+	v->depth--;
+	v->pos = save;
+}
+
+static void v0_lifetime(struct v0 *v, uint64_t lt)
+{
+	v0_print(v, "'");
+	if (lt == 0) {
+		v0_print(v, "_");
+		return;
+	}
+	if (lt > v->bound) {
+		v->bad = 1;
+		return;
+	}
+	uint64_t d = v->bound - lt;
+	if (d < 26) {
+		char ch = (char)('a' + d);
+		v0_printn(v, &ch, 1);
+	} else {
+		v0_print(v, "_");
+		v0_printu(v, d);
+	}
+}
+
+static void v0_generic_arg(struct v0 *v)
+{
+	if (v0_eat(v, 'L'))
+		v0_lifetime(v, v0_int62(v));
+	else if (v0_eat(v, 'K'))
+		v0_const(v);
+	else
+		v0_type(v);
+}
+
+/* {generic-arg} "E", comma-separated */
+static void v0_args(struct v0 *v)
+{
+	for (int i = 0; !v->bad && !v0_eat(v, 'E'); i++) {
+		if (v->pos >= v->len) {
+			v->bad = 1;
+			return;
+		}
+		if (i)
+			v0_print(v, ", ");
+		v0_generic_arg(v);
+	}
+}
+
+static void v0_path_fn(struct v0 *v, int in_value)
+{
+	v0_path(v, in_value);
+}
+
+static void v0_path(struct v0 *v, int in_value)
+{
+	if (++v->depth > V0_MAX_DEPTH) {
+		v->bad = 1;
+		return;
+	}
+	int tag = v0_next(v);
+	const char *id = NULL;
+	size_t idn = 0;
+	switch (tag) {
+	case 'C':
+		v0_opt_int62(v, 's');
+		v0_ident(v, &id, &idn);
+		v0_printn(v, id, idn);
+		break;
+	case 'N': {
+		int ns = v0_next(v);
+		v0_path(v, in_value);
+		uint64_t dis = v0_opt_int62(v, 's');
+		v0_ident(v, &id, &idn);
+		if (ns >= 'A' && ns <= 'Z') {
+			v0_print(v, "::{");
+			if (ns == 'C')
+				v0_print(v, "closure");
+			else if (ns == 'S')
+				v0_print(v, "shim");
+			else {
+				char ch = (char)ns;
+				v0_printn(v, &ch, 1);
+			}
+			if (idn) {
+				v0_print(v, ":");
+				v0_printn(v, id, idn);
+			}
+			v0_print(v, "#");
+			v0_printu(v, dis);
+			v0_print(v, "}");
+		} else if (ns >= 'a' && ns <= 'z') {
+			if (idn) {
+				v0_print(v, "::");
+				v0_printn(v, id, idn);
+			}
+		} else {
+			v->bad = 1;
+		}
+		break;
+	}
+	case 'M':
+	case 'X':
+	case 'Y':
+		if (tag != 'Y') {
+			/* The impl's own path is not shown. */
+			v0_opt_int62(v, 's');
+			struct dbuf *out = v->out;
+			v->out = NULL;
+			v0_path(v, 0);
+			v->out = out;
+		}
+		v0_print(v, "<");
+		v0_type(v);
+		if (tag != 'M') {
+			v0_print(v, " as ");
+			v0_path(v, 0);
+		}
+		v0_print(v, ">");
+		break;
+	case 'I':
+		v0_path(v, in_value);
+		if (in_value)
+			v0_print(v, "::");
+		v0_print(v, "<");
+		v0_args(v);
+		v0_print(v, ">");
+		break;
+	case 'B':
+		v0_backref(v, v0_path_fn, in_value);
+		break;
+	default:
+		v->bad = 1;
+	}
+	v->depth--;
+}
+
+static const char *v0_basic(int tag)
+{
+	switch (tag) {
+	case 'a': return "i8";
+	case 'b': return "bool";
+	case 'c': return "char";
+	case 'd': return "f64";
+	case 'e': return "str";
+	case 'f': return "f32";
+	case 'h': return "u8";
+	case 'i': return "isize";
+	case 'j': return "usize";
+	case 'l': return "i32";
+	case 'm': return "u32";
+	case 'n': return "i128";
+	case 'o': return "u128";
+	case 's': return "i16";
+	case 't': return "u16";
+	case 'u': return "()";
+	case 'v': return "...";
+	case 'x': return "i64";
+	case 'y': return "u64";
+	case 'z': return "!";
+	case 'p': return "_";
+	default: return NULL;
+	}
+}
+
+static uint64_t v0_binder(struct v0 *v)
+{
+	uint64_t n = v0_opt_int62(v, 'G');
+	if (v->bad || n > 64) {
+		v->bad = 1;
+		return 0;
+	}
+	if (n) {
+		v0_print(v, "for<");
+		for (uint64_t i = 0; i < n; i++) {
+			if (i)
+				v0_print(v, ", ");
+			v->bound++;
+			v0_lifetime(v, 1);
+		}
+		v0_print(v, "> ");
+	}
+	return n;
+}
+
+/* dyn-trait: path (maybe with open generics) {p ident type} */
+static void v0_dyn_trait(struct v0 *v)
+{
+	int open = 0;
+	if (v0_peek(v) == 'I') {
+		v0_next(v);
+		v0_path(v, 0);
+		v0_print(v, "<");
+		v0_args(v);
+		open = 1;
+	} else {
+		v0_path(v, 0);
+	}
+	while (!v->bad && v0_eat(v, 'p')) {
+		const char *id = NULL;
+		size_t idn = 0;
+		v0_print(v, open ? ", " : "<");
+		open = 1;
+		v0_ident(v, &id, &idn);
+		v0_printn(v, id, idn);
+		v0_print(v, " = ");
+		v0_type(v);
+	}
+	if (open)
+		v0_print(v, ">");
+}
+
+static void v0_type_fn(struct v0 *v, int unused)
+{
+	(void)unused;
+	v0_type(v);
+}
+
+static void v0_type(struct v0 *v)
+{
+	if (++v->depth > V0_MAX_DEPTH) {
+		v->bad = 1;
+		return;
+	}
+	int tag = v0_next(v);
+	const char *basic = v0_basic(tag);
+	if (basic) {
+		v0_print(v, basic);
+		v->depth--;
+		return;
+	}
+	switch (tag) {
+	case 'R':
+	case 'Q':
+		v0_print(v, "&");
+		if (v0_eat(v, 'L')) {
+			uint64_t lt = v0_int62(v);
+			if (lt) {
+				v0_lifetime(v, lt);
+				v0_print(v, " ");
+			}
+		}
+		if (tag == 'Q')
+			v0_print(v, "mut ");
+		v0_type(v);
+		break;
+	case 'P':
+	case 'O':
+		v0_print(v, tag == 'P' ? "*const " : "*mut ");
+		v0_type(v);
+		break;
+	case 'A':
+	case 'S':
+		v0_print(v, "[");
+		v0_type(v);
+		if (tag == 'A') {
+			v0_print(v, "; ");
+			v0_const(v);
+		}
+		v0_print(v, "]");
+		break;
+	case 'T': {
+		v0_print(v, "(");
+		int n = 0;
+		for (; !v->bad && !v0_eat(v, 'E'); n++) {
+			if (v->pos >= v->len) {
+				v->bad = 1;
+				break;
+			}
+			if (n)
+				v0_print(v, ", ");
+			v0_type(v);
+		}
+		if (n == 1)
+			v0_print(v, ",");
+		v0_print(v, ")");
+		break;
+	}
+	case 'F': {
+		uint64_t b = v0_binder(v);
+		if (v0_eat(v, 'U'))
+			v0_print(v, "unsafe ");
+		if (v0_eat(v, 'K')) {
+			v0_print(v, "extern \"");
+			if (v0_eat(v, 'C')) {
+				v0_print(v, "C");
+			} else {
+				const char *id = NULL;
+				size_t idn = 0;
+				v0_ident(v, &id, &idn);
+				for (size_t i = 0; i < idn && !v->bad; i++) {
+					char ch = id[i] == '_' ? '-' : id[i];
+					v0_printn(v, &ch, 1);
+				}
+			}
+			v0_print(v, "\" ");
+		}
+		v0_print(v, "fn(");
+		for (int n = 0; !v->bad && !v0_eat(v, 'E'); n++) {
+			if (v->pos >= v->len) {
+				v->bad = 1;
+				break;
+			}
+			if (n)
+				v0_print(v, ", ");
+			v0_type(v);
+		}
+		v0_print(v, ")");
+		if (!v0_eat(v, 'u')) {
+			v0_print(v, " -> ");
+			v0_type(v);
+		}
+		v->bound -= b;
+		break;
+	}
+	case 'D': {
+		v0_print(v, "dyn ");
+		uint64_t b = v0_binder(v);
+		for (int n = 0; !v->bad && !v0_eat(v, 'E'); n++) {
+			if (v->pos >= v->len) {
+				v->bad = 1;
+				break;
+			}
+			if (n)
+				v0_print(v, " + ");
+			v0_dyn_trait(v);
+		}
+		v->bound -= b;
+		if (!v0_eat(v, 'L')) {
+			v->bad = 1;
+			break;
+		}
+		uint64_t lt = v0_int62(v);
+		if (lt) {
+			v0_print(v, " + ");
+			v0_lifetime(v, lt);
+		}
+		break;
+	}
+	case 'B':
+		v0_backref(v, v0_type_fn, 0);
+		break;
+	default:
+		/* A named type: a path. */
+		v->pos--;
+		v0_path(v, 0);
+	}
+	v->depth--;
+}
+
+static void v0_const_fn(struct v0 *v, int unused)
+{
+	(void)unused;
+	v0_const(v);
+}
+
+static void v0_const(struct v0 *v)
+{
+	int tag = v0_next(v);
+	if (tag == 'p') {
+		v0_print(v, "_");
+		return;
+	}
+	if (tag == 'B') {
+		v0_backref(v, v0_const_fn, 0);
+		return;
+	}
+	int is_signed = strchr("aslxni", tag) != NULL;
+	if (!tag || (!is_signed && !strchr("htmyojbc", tag))) {
+		v->bad = 1;    /* str, references, arrays, ...: not shown */
+		return;
+	}
+	int neg = is_signed && v0_eat(v, 'n');
+	uint64_t x = 0;
+	int digits = 0;
+	for (;;) {
+		int c = v0_next(v);
+		if (v->bad)
+			return;
+		if (c == '_')
+			break;
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = 10 + (unsigned)(c - 'a');
+		else {
+			v->bad = 1;
+			return;
+		}
+		if (++digits > 16) {
+			v->bad = 1;     /* wider than 64 bits */
+			return;
+		}
+		x = x * 16 + d;
+	}
+	if (tag == 'b') {
+		if (x > 1)
+			v->bad = 1;
+		v0_print(v, x ? "true" : "false");
+	} else if (tag == 'c') {
+		if (x >= 0x20 && x < 0x7f && x != '\'' && x != '\\') {
+			char b[4] = { '\'', (char)x, '\'', 0 };
+			v0_print(v, b);
+		} else {
+			char b[24];
+			snprintf(b, sizeof(b), "'\\u{%llx}'", (unsigned long long)x);
+			v0_print(v, b);
+		}
+	} else {
+		if (neg)
+			v0_print(v, "-");
+		v0_printu(v, x);
+	}
+}
+
+static char *rust_v0_demangle(const char *name)
+{
+	if (strncmp(name, "_R", 2) != 0 || name[2] < 'A' || name[2] > 'Z')
+		return NULL;
+	struct dbuf b = { 0 };
+	struct v0 v = { .s = name + 2, .len = strlen(name + 2), .out = &b };
+	/* A "." starts a suffix (".llvm.1234"): not part of the name. */
+	const char *dot = memchr(v.s, '.', v.len);
+	if (dot)
+		v.len = (size_t)(dot - v.s);
+	for (size_t i = 0; i < v.len; i++)
+		if ((unsigned char)v.s[i] >= 0x80) {
+			v.bad = 1;
+			break;
+		}
+	if (!v.bad)
+		v0_path(&v, 1);
+	/* The instantiating crate, if any: parsed, not shown. */
+	if (!v.bad && v.pos < v.len && v0_peek(&v) >= 'A' && v0_peek(&v) <= 'Z') {
+		v.out = NULL;
+		v0_path(&v, 0);
+	}
+	if (v.bad || v.pos != v.len || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
 
 char *probe_demangle(const char *name)
 {
 	static int tried;
 	static cxa_demangle_fn demangle;
+	if (name[0] == '_' && name[1] == 'R')
+		return rust_v0_demangle(name);
 	if (name[0] != '_' || name[1] != 'Z')
 		return NULL;
+	char *r = rust_legacy_demangle(name);
+	if (r)
+		return r;
 	if (!tried) {
 		tried = 1;
 		/* C-callable (extern "C"); loaded lazily so C programs never pay. */

@@ -1,23 +1,42 @@
 /*
- * symbols.h - function names from ELF files on disk (libelf), and C++
- * demangling.
+ * symbols.h - function names from ELF files on disk (libelf), inline frames
+ * and source lines from DWARF (libdw), and demangling.
  *
  * Contract:
  *   - symcache_get() loads an object once per (path, build-id): a sorted table
- *     of function symbols (STT_FUNC / STT_GNU_IFUNC with nonzero size) from
- *     .symtab (static functions too), else from a separate debug file found by
- *     build-id or .gnu_debuglink under /usr/lib/debug, else from .dynsym.  At
- *     one address GLOBAL beats WEAK beats LOCAL, then the most public-looking
- *     alias wins; version suffixes ("@@GLIBC_2.34") are dropped.  "[vdso]"
- *     is read from the collector's own vDSO when its build-id matches.
+ *     of function symbols (STT_FUNC / STT_GNU_IFUNC; one without a size ends
+ *     where the next begins, within its section) from .symtab (static
+ *     functions too), else from a separate debug file found by build-id
+ *     (ROOT/.build-id/xx/rest.debug) or .gnu_debuglink (next to the file, in
+ *     its .debug/, under ROOT/DIR), else from .dynsym plus the MiniDebugInfo
+ *     (.gnu_debugdata: an xz-compressed ELF whose .symtab holds what .dynsym
+ *     lacks, as Fedora and others ship; liblzma is loaded when first needed).
+ *     ROOT is /usr/lib/debug, or $PROBE_DEBUG_ROOT (tests).  PLT stubs are
+ *     named "func@plt" (x86-64), as perf names them.  At one address the name
+ *     perf would choose wins (sized, not weak, global, fewer leading
+ *     underscores, longer, first read); version suffixes ("@@GLIBC_2.34")
+ *     are dropped.  "[vdso]" is read from the collector's own vDSO when its
+ *     build-id matches.
  *   - If the file cannot be read, or its build-id differs from the recorded
- *     one, the object has no names and one warning says so (once per object).
- *     Only regular files are opened (a recording may name any path).
+ *     one, a file with the recorded build-id is looked for instead: the debug
+ *     file ROOT/.build-id/xx/rest.debug, or a copy in perf's build-id cache
+ *     (~/.debug/.build-id/xx/rest/elf or debug).  If there is none the object
+ *     has no names.  One warning says which (once per object).  Only regular
+ *     files are opened (a recording may name any path).
  *   - symobj_lookup() takes a file-relative address (runtime - bias, i.e. the
  *     ELF vaddr) and returns the innermost function containing it, or NULL.
- *   - probe_demangle() returns a malloc'd demangled C++ name, or NULL when the
- *     name is not mangled or no demangler is available (it uses libstdc++'s
- *     __cxa_demangle, loaded with dlopen so the collector does not link C++).
+ *   - symobj_srcframes() asks DWARF (the file's own, else its separate debug
+ *     file's; opened on first use) about vaddr: the functions inlined there,
+ *     innermost first, each with the source position inside it, then the
+ *     containing function (name from DWARF, may be NULL: callers name it from
+ *     the symbol table) with its position.  Names may be mangled.  Returns
+ *     the count (at least 1), or 0 when DWARF does not cover vaddr.  Strings
+ *     live as long as the cache.
+ *   - probe_demangle() returns a malloc'd demangled name, or NULL when the
+ *     name is not mangled or no demangler is available: Rust's legacy
+ *     mangling is decoded here (hash dropped, as perf shows it), C++ with
+ *     libstdc++'s __cxa_demangle, loaded with dlopen so the collector does
+ *     not link C++.
  */
 #ifndef PROBE_SYMBOLS_H
 #define PROBE_SYMBOLS_H
@@ -28,6 +47,22 @@
 struct symcache;
 struct symobj;
 
+/* Where an object's names came from (symobj_sources), for tests and notes. */
+#define SYMSRC_SYMTAB    0x01u  /* the file's .symtab */
+#define SYMSRC_DEBUGFILE 0x02u  /* a separate debug file's .symtab */
+#define SYMSRC_DYNSYM    0x04u  /* .dynsym */
+#define SYMSRC_MINIDEBUG 0x08u  /* .gnu_debugdata */
+#define SYMSRC_DWARF     0x10u  /* DWARF available (inline frames, lines) */
+#define SYMSRC_MISMATCH  0x20u  /* the file is gone or changed: no names */
+#define SYMSRC_BYBUILDID 0x40u  /* ... but another file with its build-id named it */
+
+struct src_frame {
+	const char *name;       /* function (maybe mangled), or NULL */
+	const char *file;       /* source file as DWARF names it, or NULL */
+	unsigned line;          /* 0: unknown */
+	int inlined;            /* 1: an inlined instance */
+};
+
 struct symcache *symcache_new(void);
 void symcache_free(struct symcache *c);
 /* Never NULL; an object with no names when nothing could be read. */
@@ -36,6 +71,8 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 const char *symobj_lookup(const struct symobj *o, uint64_t vaddr);
 /* Number of function symbols loaded (0: no names). */
 size_t symobj_count(const struct symobj *o);
+unsigned symobj_sources(const struct symobj *o);
+size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max);
 
 char *probe_demangle(const char *name);
 

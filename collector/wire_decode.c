@@ -155,7 +155,7 @@ static uint64_t rd_le(struct rd *r, unsigned n)
 	return v;
 }
 
-static uint64_t rd_uv(struct rd *r)
+static uint64_t rd_uv_slow(struct rd *r)
 {
 	uint64_t v = 0;
 	for (unsigned shift = 0; r->ok; shift += 7) {
@@ -173,6 +173,15 @@ static uint64_t rd_uv(struct rd *r)
 			return v;
 	}
 	return 0;
+}
+
+/* Most varints are one byte (tids in small programs, counts, weights' low
+ * parts, short deltas): take those without the loop. */
+static inline uint64_t rd_uv(struct rd *r)
+{
+	if (r->ok && r->p < r->end && *r->p < 0x80)
+		return *r->p++;
+	return rd_uv_slow(r);
 }
 
 static int64_t rd_sv(struct rd *r)
@@ -248,7 +257,71 @@ const char *probe_lost_reason_name(unsigned reason)
 	return "other";
 }
 
-/* Walk one sample; shared by validation and iteration. */
+/*
+ * Check n varints without computing them: each ends within the frame and is
+ * at most 10 bytes, the 10th holding only bit 63 (what rd_uv accepts).
+ *
+ * Eight bytes at a time: a byte with its top bit clear ends a varint.  While
+ * no run of continuation bytes is longer than 8 (varints of up to 9 bytes,
+ * always valid), whole words are taken by counting those ends; anything
+ * else (a long varint, the last few bytes) goes byte by byte.
+ */
+#define HI_BITS 0x8080808080808080ull
+
+static const uint8_t *skip_words(const uint8_t *p, const uint8_t *end, uint64_t *np)
+{
+	uint64_t n = *np;
+	unsigned tail = 0;      /* continuation bytes ending the previous word */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return p;               /* the word tricks below read bytes in LE order */
+#endif
+	while (n && end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t t = ~w & HI_BITS;      /* the ends */
+		if (!t)
+			break;
+		unsigned lead = (unsigned)__builtin_ctzll(t) >> 3;
+		if (tail + lead > 8)
+			break;
+		/* One bit per end, at bit 7 of its byte: count them by multiplying. */
+		unsigned k = (unsigned)(((t >> 7) * 0x0101010101010101ull) >> 56);
+		if (k < n) {
+			n -= k;
+			tail = (unsigned)__builtin_clzll(t) >> 3;
+			p += 8;
+			continue;
+		}
+		for (uint64_t i = 1; i < n; i++)
+			t &= t - 1;
+		p += ((unsigned)__builtin_ctzll(t) >> 3) + 1;
+		n = 0;
+	}
+	if (n && tail) {
+		/* Back to the start of the varint that runs on, for the slow path. */
+		p -= tail;
+	}
+	*np = n;
+	return p;
+}
+
+static void skip_varints(struct rd *r, uint64_t n)
+{
+	const uint8_t *p = skip_words(r->p, r->end, &n), *end = r->end;
+	while (n--) {
+		const uint8_t *start = p;
+		while (p < end && (*p & 0x80))
+			p++;
+		if (p >= end || p - start > 9 || (p - start == 9 && (*p & 0x7e))) {
+			r->ok = 0;
+			return;
+		}
+		p++;
+	}
+	r->p = p;
+}
+
+/* Walk one sample; shared by validation (out NULL) and iteration. */
 static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
 {
 	uint64_t tid = rd_uv(r), dt = rd_uv(r), weight = rd_uv(r);
@@ -258,21 +331,22 @@ static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
 		r->ok = 0;
 		return -1;
 	}
+	if (!out) {
+		skip_varints(r, n);
+		return r->ok ? 0 : -1;
+	}
 	uint64_t pc = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		pc += (uint64_t)rd_sv(r);
-		if (out)
-			out->frames[i] = pc;
+		out->frames[i] = pc;
 	}
 	if (!r->ok)
 		return -1;
-	if (out) {
-		out->tid = (uint32_t)tid;
-		out->event = (uint32_t)event;
-		out->time_ns = base_ns + dt;
-		out->weight = weight;
-		out->nframes = (uint32_t)n;
-	}
+	out->tid = (uint32_t)tid;
+	out->event = (uint32_t)event;
+	out->time_ns = base_ns + dt;
+	out->weight = weight;
+	out->nframes = (uint32_t)n;
 	return 0;
 }
 
@@ -390,6 +464,48 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		return -1;
 	}
 	return 0;
+}
+
+int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out)
+{
+	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
+		return 0;
+	struct rd r = { m->u.samples.p, m->u.samples.end, 1 };
+	uint64_t tid = rd_uv(&r), dt = rd_uv(&r), weight = rd_uv(&r);
+	uint64_t event = rd_uv(&r), n = rd_uv(&r);
+	if (!r.ok || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
+	    n > PROBE_MAX_FRAMES)
+		return 0; /* cannot happen: validated in probe_decode_frame */
+	/* The deltas were validated too: skip to the byte ending the n-th. */
+	uint64_t left = n;
+	const uint8_t *p = skip_words(r.p, r.end, &left);
+	for (; left; p++) {
+		if (p >= r.end)
+			return 0;
+		left -= !(*p & 0x80);
+	}
+	out->tid = (uint32_t)tid;
+	out->event = (uint32_t)event;
+	out->time_ns = m->u.samples.base_ns + dt;
+	out->weight = weight;
+	out->nframes = (uint32_t)n;
+	out->frames = r.p;
+	out->frames_len = (size_t)(p - r.p);
+	m->u.samples.p = p;
+	m->u.samples.left--;
+	return 1;
+}
+
+uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out)
+{
+	struct rd r = { s->frames, s->frames + s->frames_len, 1 };
+	uint64_t pc = 0;
+	uint32_t i;
+	for (i = 0; i < s->nframes && i < PROBE_MAX_FRAMES && r.ok; i++) {
+		pc += (uint64_t)rd_sv(&r);
+		out[i] = pc;
+	}
+	return r.ok ? i : 0;
 }
 
 int probe_samples_next(struct probe_msg *m, struct probe_sample *out)

@@ -122,6 +122,26 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 /* Next sample of a decoded SAMPLES message: 1 and *out filled, 0 at end. */
 int probe_samples_next(struct probe_msg *m, struct probe_sample *out);
 
+/*
+ * The same walk without decoding the frames: the sample's fields and where
+ * its nframes zig-zag deltas lie in the (validated) frame, so that a reader
+ * can intern a stack by its encoded bytes and decode only the stacks it has
+ * not seen (probe_sample_frames: returns nframes, frames into out, which
+ * must hold PROBE_MAX_FRAMES).  The pointers are valid as long as the frame.
+ */
+struct probe_sample_raw {
+	uint32_t tid;
+	uint32_t event;
+	uint32_t nframes;
+	uint64_t time_ns;
+	uint64_t weight;
+	const uint8_t *frames;
+	size_t frames_len;
+};
+
+int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out);
+uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out);
+
 /* "HELLO", "MAP", ... or "type N" (static or thread-unsafe buffer). */
 const char *probe_frame_type_name(unsigned type);
 const char *probe_lost_reason_name(unsigned reason);

@@ -10,10 +10,9 @@
 
 #include "gt_work.h"
 
-/* noipa: keep each leaf a real, separately named function at -O2. */
-__attribute__((noipa)) static void leaf_five(void) { GT_SPIN(5, 1.0); }
-__attribute__((noipa)) static void leaf_three(void) { GT_SPIN(3, 2.0); }
-__attribute__((noipa)) static void leaf_two(void) { GT_SPIN(2, 3.0); }
+GT_KEEP static void leaf_five(void) { GT_SPIN(5, 1.0); }
+GT_KEEP static void leaf_three(void) { GT_SPIN(3, 2.0); }
+GT_KEEP static void leaf_two(void) { GT_SPIN(2, 3.0); }
 
 int main(int argc, char **argv)
 {

@@ -8,7 +8,7 @@
 
 #include "gt_work.h"
 
-__attribute__((noipa)) static void bottom(void) { GT_SPIN(1, 0.5); }
+GT_KEEP static void bottom(void) { GT_SPIN(1, 0.5); }
 
 static volatile int gt_depth_seen;
 
@@ -16,7 +16,7 @@ static volatile int gt_depth_seen;
  * The volatile store after the call keeps gcc from turning the recursion
  * into a loop (it does that even for "return descend(d - 1) + 1").
  */
-__attribute__((noipa)) static int descend(int depth)
+GT_KEEP static int descend(int depth)
 {
 	if (depth <= 1) {
 		bottom();

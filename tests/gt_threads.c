@@ -19,7 +19,7 @@
 
 static long per_share = 100;
 
-__attribute__((noipa)) static void work(long units) { GT_SPIN(units, 1.5); }
+GT_KEEP static void work(long units) { GT_SPIN(units, 1.5); }
 
 static void *worker(void *arg)
 {

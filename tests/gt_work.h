@@ -11,6 +11,17 @@
 
 #define GT_UNIT 200000
 
+/*
+ * GT_KEEP keeps a function whole and separately named at -O2: gcc's noipa
+ * also stops identical-code folding and interprocedural shortcuts; clang has
+ * no noipa, and noinline is what it needs.
+ */
+#ifdef __clang__
+#define GT_KEEP __attribute__((noinline))
+#else
+#define GT_KEEP __attribute__((noipa))
+#endif
+
 /* Defined as a macro so each leaf gets its own copy of the loop. */
 #define GT_SPIN(units, seed)                                              \
 	do {                                                              \

@@ -1,0 +1,32 @@
+/*
+ * libgt_plugin - the plugin gt_plugin loads: built three times
+ * (-DPLUGIN=a, b, c) into libgt_plugin_{a,b,c}.so, -O2 -fomit-frame-pointer.
+ * Its work is done in a *static* function (hot_a, hot_b, hot_c): only the
+ * plugin's .symtab names it, never .dynsym, so a profile that names it read
+ * the file's own symbol table, for an object that is gone by the end.
+ */
+#include "gt_work.h"
+
+/* GCC's noipa keeps a function whole and separately named; clang has no
+ * such attribute, and noinline is what it needs. */
+#ifdef __clang__
+#define GT_KEEP __attribute__((noinline))
+#else
+#define GT_KEEP __attribute__((noipa))
+#endif
+
+#ifndef PLUGIN
+#define PLUGIN a
+#endif
+#define CAT_(x, y) x##y
+#define CAT(x, y) CAT_(x, y)
+#define HOT CAT(hot_, PLUGIN)
+
+GT_KEEP static void HOT(void) { GT_SPIN(1, 1.25); }
+
+/* The one exported entry point: run UNITS units of work. */
+void plugin_run(long units)
+{
+	for (long i = 0; i < units; i++)
+		HOT();
+}
