@@ -15,7 +15,7 @@ static volatile uint64_t sink;
 #ifdef __clang__
 #define KEEP __attribute__((noinline))
 #else
-#define KEEP KEEP
+#define KEEP __attribute__((noipa))
 #endif
 
 KEEP static unsigned sieve(unsigned n)
