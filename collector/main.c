@@ -2,6 +2,7 @@
  * main.c - the probe command: dispatch to its subcommands.
  *
  *   probe record ...   (record.h)     probe report ...   (report.h)
+ *   probe top ...      (top.h)
  *   probe -h | --help | --version
  * Usage errors exit 2 with one "probe:" line.
  */
@@ -10,6 +11,7 @@
 
 #include "record.h"
 #include "report.h"
+#include "top.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -18,18 +20,20 @@ static void usage(FILE *out)
 		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
 		"       probe report [-i] FILE [--format text|tree|folded] [--tree] [--sort KEYS]\n"
 		"                    [--lines] [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
+		"       probe top [-d SECS] [-n N] [-o FILE] [--exit] [-- CMD [ARG...]]\n"
 		"       probe -h | --help | --version\n"
 		"\n"
 		"A sampling profiler: probe record runs a program with libprobe.so\n"
 		"preloaded and saves where its threads spend their time; probe report\n"
-		"shows it (flat profile, call tree, or folded stacks for flame graphs).\n"
-		"'probe record -h' and 'probe report -h' tell more.\n");
+		"shows it (flat profile, call tree, or folded stacks for flame graphs);\n"
+		"probe top watches a running program's profile live.\n"
+		"'probe record -h', 'probe report -h' and 'probe top -h' tell more.\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		probe_err("no command given: use probe record or probe report; "
+		probe_err("no command given: use probe record, probe report or probe top; "
 			  "try 'probe --help'");
 		return 2;
 	}
@@ -46,6 +50,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0)
 		return cmd_report(argc - 1, argv + 1);
+	if (strcmp(cmd, "top") == 0)
+		return cmd_top(argc - 1, argv + 1);
 	probe_err("unknown command '%s'; try 'probe --help'", cmd);
 	return 2;
 }

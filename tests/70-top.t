@@ -1,0 +1,92 @@
+#!/bin/sh
+# probe top on a terminal (inside tmux): header, shares of the top rows,
+# grouping by thread, focus, filtering, callers/callees, the last view kept
+# after the program exits, q.
+. "$(dirname "$0")/lib.sh"
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
+plan 15
+
+export TMUX_TMPDIR=$T/tmux
+mkdir -p "$TMUX_TMPDIR"
+S=probetop$$
+trap 'tmux kill-server 2>/dev/null; rm -rf "$T"' EXIT
+
+pane() { tmux capture-pane -p -t "$S"; }
+# wait_for PATTERN [SECS]: poll the pane until it shows PATTERN (ERE).
+wait_for() {
+	_n=$(( ${2:-20} * 5 ))
+	while [ "$_n" -gt 0 ]; do
+		pane | grep -Eq -- "$1" && return 0
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	diag "timed out waiting for '$1'; the screen:"
+	pane | sed 's/^/#   /' | head -30
+	return 1
+}
+# share NAME: Self% of the row whose 4th column is NAME.
+share() { pane | awk -v n="$1" '$4 == n { sub("%", "", $1); print $1; exit }'; }
+
+start() {
+	tmux new-session -d -s "$S" -x 160 -y 50 \
+		"cd '$T' && '$PROBE' top -d 0.5 -- $*; echo \"EXITED \$?\"; sleep 60"
+}
+
+# ---- threads: the last view after the program exited ----
+start "$GT/gt_threads" 600
+wait_for 'program exited: gt_threads.* exit 0; q to quit' 30
+ok $? "the view says the program exited and stays"
+pane | grep -q '^probe top: .*cpu-clock, 999 Hz; cumulative, by function'
+ok $? "header: event, rate, cumulative, grouping"
+pane | grep -Eq '^threads: 5; samples: [0-9]+ .*lost: 0'
+ok $? "header: threads and samples"
+tmux send-keys -t "$S" g g
+wait_for 'by thread, sorted by self' 10
+ok $? "g g groups by thread"
+fail=0
+for w in 1 2 3 4; do
+	v=$(share w$w)
+	within "$v" $((w * 10)) 3 || { fail=1; diag "w$w: $v%, want $((w * 10))"; }
+done
+ok $fail "thread shares 10/20/30/40 % (+-3)"
+tmux send-keys -t "$S" f
+wait_for 'focus: thread w4' 10
+ok $? "f focuses the selected thread (w4, the top row)"
+tmux send-keys -t "$S" F q
+wait_for '^EXITED 0' 10
+ok $? "q quits with the program's status"
+tmux kill-session -t "$S" 2>/dev/null
+
+# ---- leaf functions: shares, filter, callers/callees ----
+start "$GT/gt_leaf" 3000
+wait_for 'samples: ([2-9][0-9]{3}|[0-9]{5,}) ' 30 && wait_for ' leaf_two ' 10
+ok $? "rows appear while the program runs"
+fail=0
+for f in leaf_five:50 leaf_three:30 leaf_two:20; do
+	v=$(share "${f%:*}")
+	within "$v" "${f#*:}" 3 || { fail=1; diag "${f%:*}: $v%, want ${f#*:}"; }
+done
+ok $fail "leaf shares 50/30/20 % (+-3)"
+tmux send-keys -t "$S" / t h r e e Enter
+wait_for 'filter: "three"' 10
+ok $? "/ sets a filter"
+sleep 1
+n=$(pane | grep -c ' leaf_')
+v=$(pane | grep -c ' leaf_three ')
+is "$n/$v" "1/1" "the filter leaves only leaf_three"
+tmux send-keys -t "$S" / Escape
+sleep 1
+wait_for ' leaf_five ' 10
+ok $? "Esc clears the filter"
+tmux send-keys -t "$S" / f i v e Enter
+wait_for 'filter: "five"' 10 && tmux send-keys -t "$S" Enter
+wait_for 'Callers and callees of leaf_five \(gt_leaf\)' 10
+ok $? "Enter shows callers and callees of the selected function"
+pane | grep -A1 '^Callers:' | grep -q ' main '
+ok $? "main is leaf_five's caller"
+tmux send-keys -t "$S" Escape
+wait_for '^ *Self% +Total%' 10
+tmux send-keys -t "$S" q
+wait_for '^EXITED' 10
+ok $? "Esc goes back, q quits while the program runs"
+done_testing

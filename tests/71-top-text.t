@@ -1,0 +1,40 @@
+#!/bin/sh
+# probe top with its output not on a terminal: plain-text snapshots every
+# interval, a final one when the program exits, its exit status, -o, usage.
+. "$(dirname "$0")/lib.sh"
+plan 10
+
+"$PROBE" top -d 0.5 --exit -o "$T/top.probe" -- "$GT/gt_leaf" 600 >"$T/out" 2>"$T/err"
+is "$?" 0 "exits with the program's status (0)"
+n=$(grep -c '^# probe top: [0-9][0-9]:[0-9][0-9]:[0-9][0-9], ' "$T/out")
+[ "$n" -ge 2 ]
+ok $? "a snapshot every interval ($n)"
+grep -q "$(printf '\033')" "$T/out"
+ok $((! $?)) "no escape codes"
+# The final snapshot: after the last '# probe top:' line.
+awk '/^# probe top:/ { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' \
+	"$T/out" >"$T/last"
+grep -q '^# program exited: gt_leaf\[[0-9]*\] exit 0$' "$T/last"
+ok $? "the final snapshot says the program exited"
+fail=0
+for f in leaf_five:50 leaf_three:30 leaf_two:20; do
+	v=$(awk -v n="${f%:*}" '$4 == n { sub("%", "", $1); print $1; exit }' "$T/last")
+	within "$v" "${f#*:}" 3 || { fail=1; diag "${f%:*}: $v%, want ${f#*:}"; }
+done
+ok $fail "final shares 50/30/20 % (+-3)"
+"$PROBE" report "$T/top.probe" >"$T/rep" 2>&1
+ok $? "-o saves a recording probe report reads"
+v=$(self_share "$T/rep" leaf_five)
+within "$v" 50 3
+ok $? "the saved recording has leaf_five at 50 % ($v)"
+
+"$PROBE" top -d 0.5 -n 2 --exit -- "$GT/gt_leaf" 100 3 >"$T/out2" 2>&1
+is "$?" 3 "exits with the program's status (3)"
+n=$(awk '/^# probe top:/ { r = 0; next } /^ *Self%/ { s = 1; next } /%/ && s { r++ } /^$/ { if (r > m) m = r; s = 0 } END { print m + 0 }' "$T/out2")
+is "$n" 2 "-n 2: two rows per snapshot"
+
+"$PROBE" top -d 0 -- true >"$T/out3" 2>"$T/err3"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q '^probe: top: -d 0: ' "$T/err3" && [ "$(wc -l <"$T/err3")" -eq 1 ]
+ok $? "a bad -d is a one-line usage error (exit $rc)"
+done_testing
