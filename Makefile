@@ -103,6 +103,27 @@ $(BUILD)/tests/gen_recording: tests/gen_recording.c include/probe/wire.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
 
+# Fault-matrix programs (tests/6x-*.t) that the gt_% rule does not cover:
+# C++ exceptions across a linked and a dlopen'ed shared object.
+CXX ?= g++
+GT_CXXFLAGS = -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror
+FAULT_EXTRA := $(BUILD)/tests/gt_throw $(BUILD)/tests/libgt_thrower.so \
+	$(BUILD)/tests/libgt_thrower_plugin.so
+all: $(FAULT_EXTRA)
+
+$(BUILD)/tests/libgt_thrower.so: tests/libgt_thrower.cc tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CXX) $(GT_CXXFLAGS) -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/libgt_thrower_plugin.so: tests/libgt_thrower.cc tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CXX) $(GT_CXXFLAGS) -shared -fPIC -DPLUGIN -o $@ $<
+
+$(BUILD)/tests/gt_throw: tests/gt_throw.cc $(BUILD)/tests/libgt_thrower.so
+	@mkdir -p $(@D)
+	$(CXX) $(GT_CXXFLAGS) -o $@ $< -L$(BUILD)/tests -lgt_thrower \
+		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread
+
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(PROBE) record -o $(BUILD)/demo.probe -- $(DEMO_BIN)

@@ -7,6 +7,20 @@
  * its own, so connections come and go while the command runs; a signalfd
  * keeps signal handling (SIGCHLD, the user's Ctrl-C) inside the same loop
  * with no async handlers.
+ *
+ * Order across connections: a process that execs (or whose connection the
+ * program closed) connects again with a new HELLO for the same pid, which
+ * starts a new image for the readers.  Its old connection has been closed
+ * by then (exec closes it), but its last frames may still wait in the
+ * socket: before the new HELLO is saved, every other connection of that
+ * pid is read to its end, so the old image's samples never land after the
+ * new image's HELLO.
+ *
+ * The summary names every process (up to PROC_LINES_MAX): pid, parent,
+ * what it ran (comm and argv of its last image, and the names of the images
+ * it exec'd from), its samples and threads, and how it ended, from its EXIT
+ * frame.  For the timer fallback it gives the rate really achieved
+ * (samples per second of sampled CPU time).
  */
 #include "record.h"
 
@@ -19,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -65,6 +80,20 @@ struct id_ent {                 /* a set of pids, or of (pid, tid) */
 	UT_hash_handle hh;
 };
 
+struct proc_ent {               /* one process, for the summary */
+	uint32_t pid, ppid;
+	unsigned order;         /* first seen */
+	char *ran;              /* "comm: argv" of its last image */
+	char *before;           /* comm of the images before (exec), or NULL */
+	uint64_t samples, weight, lost;
+	unsigned threads;
+	int exited;             /* an EXIT frame came */
+	int32_t status;
+	int timer;              /* CPU-time timer fallback */
+	uint64_t asked;         /* Hz asked (freq), 0 for a period */
+	UT_hash_handle hh;
+};
+
 struct recorder {
 	const struct record_opts *o;
 	int ep, lfd, sfd, spare_fd;
@@ -81,6 +110,8 @@ struct recorder {
 	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX], lost_total;
 	struct id_ent *pids, *tids;
 	unsigned npids, ntids, nconnected;
+	struct proc_ent *procs;
+	int draining;           /* reading old connections before a HELLO */
 };
 
 static char tag_listen, tag_signal;
@@ -141,6 +172,50 @@ static void set_free(struct id_ent **set)
 	}
 }
 
+static struct proc_ent *proc_get(struct recorder *r, uint32_t pid)
+{
+	struct proc_ent *p;
+	HASH_FIND(hh, r->procs, &pid, sizeof(pid), p);
+	if (p)
+		return p;
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	p->order = HASH_COUNT(r->procs);
+	p->status = -1;
+	HASH_ADD(hh, r->procs, pid, sizeof(p->pid), p);
+	return p;
+}
+
+/* "comm: argv..." of a HELLO, at most about 100 printable bytes. */
+static char *image_desc(const struct probe_msg *m)
+{
+	char buf[128];
+	size_t n = 0;
+	int k = snprintf(buf, sizeof(buf), "%s:", m->u.hello.comm);
+	n = k > 0 && (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1;
+	for (unsigned i = 0; i < m->u.hello.argc && n < sizeof(buf) - 1; i++) {
+		k = snprintf(buf + n, sizeof(buf) - n, " %s", m->u.hello.argv[i]);
+		if (k < 0 || (size_t)k >= sizeof(buf) - n) {
+			n = sizeof(buf) - 1;
+			memcpy(buf + sizeof(buf) - 4, "...", 4);
+			break;
+		}
+		n += (size_t)k;
+	}
+	return printable_dup(buf);
+}
+
+static void procs_free(struct recorder *r)
+{
+	struct proc_ent *p, *t;
+	HASH_ITER(hh, r->procs, p, t) {
+		HASH_DEL(r->procs, p);
+		free(p->ran);
+		free(p->before);
+		free(p);
+	}
+}
+
 /* ---- connections ---------------------------------------------------- */
 
 static void conn_close(struct recorder *r, struct conn *c, int warn_partial)
@@ -174,6 +249,37 @@ static void free_dead(struct recorder *r)
 	}
 }
 
+static void conn_read(struct recorder *r, struct conn *c);
+
+/*
+ * A HELLO for pid arrived on c: read every other connection of that pid to
+ * its end first (the image before an exec, a connection the program
+ * closed), so that their frames are saved before the new image's.
+ */
+static void drain_others(struct recorder *r, struct conn *c)
+{
+	struct conn *olds[64];
+	unsigned n = 0;
+
+	if (r->draining)
+		return;
+	r->draining = 1;
+	for (struct conn *o = r->conns; o && n < 64; o = o->next)
+		if (o != c && o->pid == c->pid && !o->dead)
+			olds[n++] = o;
+	/* Closed ones stay allocated until free_dead, after this batch. */
+	for (unsigned i = 0; i < n; i++) {
+		struct conn *o = olds[i];
+		for (int k = 0; k < 4096 && !o->dead; k++) {
+			int avail = 0;
+			conn_read(r, o);
+			if (o->dead || ioctl(o->fd, FIONREAD, &avail) < 0 || avail == 0)
+				break;
+		}
+	}
+	r->draining = 0;
+}
+
 /* Check one frame, save it, count it; -1 (after a message) rejects the connection. */
 static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size_t len)
 {
@@ -197,29 +303,74 @@ static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size
 		}
 		c->hello = 1;
 	}
+	struct proc_ent *p = proc_get(r, m.pid);
+	if (m.type == PROBE_F_HELLO) {
+		/* The decoded message lives in r->sc: take what we need first. */
+		char *desc = image_desc(&m);
+		uint32_t ppid = m.u.hello.ppid;
+		int timer = m.u.hello.event_type == PROBE_EVENT_TIMER;
+		uint64_t asked = m.u.hello.freq ? m.u.hello.value : 0;
+		drain_others(r, c);
+		p = proc_get(r, m.pid);
+		if (!p->ran) {
+			p->ran = desc;
+		} else if (strcmp(desc, p->ran) != 0) {
+			/* A new image (exec): remember what ran before, by name. */
+			const char *colon = strchr(p->ran, ':');
+			int clen = colon ? (int)(colon - p->ran) : (int)strlen(p->ran);
+			char *b = p->before ? xasprintf("%s, %.*s", p->before, clen, p->ran)
+					    : xasprintf("%.*s", clen, p->ran);
+			free(p->before);
+			p->before = b;
+			free(p->ran);
+			p->ran = desc;
+		} else {
+			free(desc);
+		}
+		p->ppid = ppid;
+		p->timer |= timer;
+		p->asked = asked;
+	}
 	recfile_write(&r->out, f, len);
 	switch (m.type) {
 	case PROBE_F_HELLO:
 		r->npids += set_add(&r->pids, m.pid);
-		r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | m.pid);
+		if (set_add(&r->tids, (uint64_t)m.pid << 32 | m.pid)) {
+			r->ntids++;
+			p->threads++;
+		}
 		break;
 	case PROBE_F_THREAD:
-		r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | m.u.thread.tid);
+		if (set_add(&r->tids, (uint64_t)m.pid << 32 | m.u.thread.tid)) {
+			r->ntids++;
+			p->threads++;
+		}
 		break;
 	case PROBE_F_SAMPLES: {
-		struct probe_sample s;
+		struct probe_sample_raw s;
 		r->samples += m.u.samples.count;
 		r->sample_bytes += len;
-		while (probe_samples_next(&m, &s))
-			r->ntids += set_add(&r->tids, (uint64_t)m.pid << 32 | s.tid);
+		p->samples += m.u.samples.count;
+		while (probe_samples_next_raw(&m, &s)) {
+			p->weight = sat_add(p->weight, s.weight);
+			if (set_add(&r->tids, (uint64_t)m.pid << 32 | s.tid)) {
+				r->ntids++;
+				p->threads++;
+			}
+		}
 		break;
 	}
 	case PROBE_F_LOST: {
 		unsigned why = m.u.lost.reason < PROBE_LOST_REASON_MAX ? m.u.lost.reason : 0;
 		r->lost[why] = sat_add(r->lost[why], m.u.lost.count);
 		r->lost_total = sat_add(r->lost_total, m.u.lost.count);
+		p->lost = sat_add(p->lost, m.u.lost.count);
 		break;
 	}
+	case PROBE_F_EXIT:
+		p->exited = 1;
+		p->status = m.u.exit.status;
+		break;
 	default:
 		break;
 	}
@@ -435,7 +586,69 @@ static void run_loop(struct recorder *r)
 	}
 }
 
-static void summary(const struct recorder *r, int write_failed)
+static int by_pid(struct proc_ent *a, struct proc_ent *b)
+{
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* How a process ended, from its EXIT frame. */
+static void ended(const struct proc_ent *p, char *buf, size_t n)
+{
+	if (!p->exited)
+		snprintf(buf, n, "no exit record (killed by SIGKILL, or it exec'd "
+			 "something probe cannot follow)");
+	else if (p->status < 0)
+		snprintf(buf, n, "exited");
+	else if (p->status > 128 && p->status < 128 + 65) {
+		const char *abbrev = sigabbrev_np(p->status - 128);
+		snprintf(buf, n, "killed by SIG%s", abbrev ? abbrev : "?");
+	} else
+		snprintf(buf, n, "exit %d", (int)p->status);
+}
+
+#define PROC_LINES_MAX 30
+
+/* One line per process, and the timer rate. */
+static void proc_summary(struct recorder *r)
+{
+	struct proc_ent *procs = r->procs, *p;
+	uint64_t tsamples = 0, tweight = 0, asked = 0;
+	unsigned shown = 0, n = HASH_COUNT(procs);
+	char end[128];
+
+	HASH_SORT(procs, by_pid);
+	r->procs = procs;
+	for (p = procs; p; p = p->hh.next) {
+		if (p->timer) {
+			tsamples += p->samples;
+			tweight = sat_add(tweight, p->weight);
+			asked = p->asked;
+		}
+		if (shown++ == PROC_LINES_MAX) {
+			probe_err("  ... and %u more processes", n - PROC_LINES_MAX);
+			continue;
+		}
+		if (shown > PROC_LINES_MAX)
+			continue;
+		ended(p, end, sizeof(end));
+		probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") %s%s%s%s: %" PRIu64
+			  " samples, %u thread%s, %s", p->pid, p->ppid,
+			  p->ran ? p->ran : "?", p->before ? " [exec'd from " : "",
+			  p->before ? p->before : "", p->before ? "]" : "", p->samples, p->threads,
+			  p->threads == 1 ? "" : "s", end);
+	}
+	if (tsamples && tweight) {
+		double hz = (double)tsamples / ((double)tweight / 1e9);
+		char want[64] = "";
+		if (asked)
+			snprintf(want, sizeof(want), " (%" PRIu64 " Hz asked)", asked);
+		probe_err("CPU-time timers, not perf events, sampled at %.0f Hz of "
+			  "CPU time%s: they fire on the kernel's scheduler tick",
+			  hz, want);
+	}
+}
+
+static void summary(struct recorder *r, int write_failed)
 {
 	double secs = (double)((r->child_done ? r->t_exit : now_ns()) - r->t_start) / 1e9;
 	char size[32];
@@ -469,6 +682,7 @@ static void summary(const struct recorder *r, int write_failed)
 	if (r->nconnected == 0)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
+	proc_summary(r);
 }
 
 /* ---- the command ---------------------------------------------------- */
@@ -660,6 +874,7 @@ out:
 		probe_scratch_free(&r.sc);
 	set_free(&r.pids);
 	set_free(&r.tids);
+	procs_free(&r);
 	free_environ(env);
 	free(sock);
 	free(dir);

@@ -1,18 +1,28 @@
 /*
  * event.c - one perf event per thread, and the reader of its mmap ring.
  *
- * The event is opened for one tid (cpu = -1: wherever it runs), counts
- * kernel time too where the user may (probe_cfg.kernel), else user space
- * only (exclude_kernel, which perf_event_paranoid 2 allows an ordinary
- * user), and wakes up on every sample.  The wakeup is turned
- * into our realtime signal (F_SETSIG) directed at that very thread
- * (F_SETOWN_EX + F_OWNER_TID; plain F_SETOWN would let any thread take it),
- * so the handler runs on the stack it must unwind.
+ * The event is opened for one tid (cpu = -1: wherever it runs), counts user
+ * space only unless PROBE_KERNEL=1 (see config.c: EINTR), and wakes up on
+ * every sample.  The wakeup is turned into our realtime signal (F_SETSIG)
+ * directed at that very thread (F_SETOWN_EX + F_OWNER_TID; plain F_SETOWN
+ * would let any thread take it), so the handler runs on the stack it must
+ * unwind.
  *
- * The ring is 1 metadata page + 1 data page: the handler drains it on every
- * overflow, so one page is plenty, and small rings keep many threads under
- * perf_event_mlock_kb.  The event is left enabled (no IOC_REFRESH, reported
- * to hang some kernels).
+ * The ring adapts to the locked-memory budget (perf_event_mlock_kb per CPU
+ * for the user, then RLIMIT_MEMLOCK per process): 1 metadata page + 1 data
+ * page (the handler drains it on every overflow, so one page is plenty);
+ * when mmap says EPERM/ENOMEM, the metadata page only; then no mapping at
+ * all.  Without data pages the handler takes the sample from the signal's
+ * ucontext (exact for user-space overflows: the signal is delivered on the
+ * way back from the interrupt that overflowed).  The event is left enabled
+ * (no IOC_REFRESH, reported to hang some kernels).
+ *
+ * Descriptors: once a thread's event is mapped and enabled, its fd is
+ * closed.  The mapping keeps the event and its signal routing alive (the
+ * fasync entry belongs to the file, not the descriptor), si_fd keeps the
+ * number it had, and munmap ends the event.  So a thousand threads cost no
+ * descriptors, and a program that closes every descriptor cannot disturb
+ * them.  A ringless event keeps its fd, moved high and guarded (fds.c).
  *
  * Ring protocol (the kernel is the producer): load data_head, acquire fence,
  * read records (which may wrap around the end of the data area; every copy
@@ -32,13 +42,17 @@
 
 #define RING_DATA_PAGES 1
 
+int probe_mode = PROBE_MODE_PERF;
+uint64_t probe_ringless;
+
 int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 {
 	struct perf_event_attr attr;
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = tid };
 	long page = sysconf(_SC_PAGESIZE);
-	size_t len = (size_t)page * (1 + RING_DATA_PAGES);
-	void *ring;
+	unsigned pages;
+	size_t len = 0;
+	void *ring = NULL;
 	int fd, err;
 
 	memset(&attr, 0, sizeof attr);
@@ -72,12 +86,21 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	if (fd < 0)
 		return -errno;
 
-	*step = "mmap";
-	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ring == MAP_FAILED) {
-		err = errno;
-		close(fd);
-		return -err;
+	/* The biggest ring the locked-memory budget allows. */
+	for (pages = RING_DATA_PAGES;; pages = 0) {
+		len = (size_t)page * (1 + pages);
+		ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (ring != MAP_FAILED)
+			break;
+		ring = NULL;
+		if (pages == 0)
+			break;
+	}
+	if (!ring) {
+		/* Ringless: the fd must stay; keep it out of the program's way. */
+		fd = probe_fd_high(fd);
+		len = 0;
+		pages = 0;
 	}
 
 	/* Owner and signal first, O_ASYNC last: no signal before both are set. */
@@ -86,72 +109,71 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	    fcntl(fd, F_SETSIG, probe_cfg.signo) < 0 ||
 	    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0) {
 		err = errno;
-		munmap(ring, len);
-		close(fd);
+		if (ring)
+			munmap(ring, len);
+		probe_sys_close(fd);
 		return -err;
 	}
-	t->event_id = 0;
-	ioctl(fd, PERF_EVENT_IOC_ID, &t->event_id);
 	t->ring = ring;
 	t->ring_len = len;
-	__atomic_store_n(&t->fd, fd, __ATOMIC_RELEASE);
+	t->data_pages = pages;
+	t->fd = fd;
+	if (!ring)
+		probe_fd_own(fd);
+	__atomic_store_n(&t->sigfd, fd, __ATOMIC_RELEASE);
+	if (pages == 0)
+		__atomic_add_fetch(&probe_ringless, 1, __ATOMIC_RELAXED);
 	return 0;
-}
-
-/*
- * Is fd still our event?  A program that closes "all" fds, or dup2()s over
- * one, would otherwise have us close a descriptor that is now its own.
- */
-static int still_ours(const struct probe_thread *t)
-{
-	uint64_t id = 0;
-
-	return ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->event_id;
 }
 
 int probe_event_enable(struct probe_thread *t)
 {
-	if (t->fd < 0 || !still_ours(t))
-		return -1;
-	return ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0);
-}
+	int r;
 
-void probe_event_disable(struct probe_thread *t)
-{
-	if (t->fd >= 0 && still_ours(t))
-		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (t->fd < 0)
+		return -1;
+	r = ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (t->ring) {
+		/* The mapping holds the event from now on. */
+		probe_sys_close(t->fd);
+		t->fd = -1;
+	}
+	return r;
 }
 
 void probe_event_close(struct probe_thread *t)
 {
-	int fd = t->fd;
-
-	if (fd < 0)
-		return;
-	int ours = still_ours(t);
-	if (ours)
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	__atomic_store_n(&t->fd, -1, __ATOMIC_RELEASE);
-	if (t->ring)
-		munmap(t->ring, t->ring_len);
-	t->ring = NULL;
-	if (ours)
-		close(fd);
+	__atomic_store_n(&t->sigfd, -1, __ATOMIC_RELEASE);
+	if (t->fd >= 0) {
+		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		probe_fd_disown(t->fd);
+		probe_sys_close(t->fd);
+		t->fd = -1;
+	}
+	void *ring = __atomic_exchange_n(&t->ring, NULL, __ATOMIC_SEQ_CST);
+	if (ring) {
+		while (__atomic_load_n(&t->peek, __ATOMIC_SEQ_CST))
+			__builtin_ia32_pause();
+		munmap(ring, t->ring_len);
+	}
 }
 
 /*
- * Fork child: the fd and the MAP_SHARED ring still belong to the parent's
- * event.  Closing our copy of the fd is harmless to the parent (the event
- * lives until its last reference goes); disabling it would not be.
+ * Fork child: the fd and the MAP_SHARED ring are copies that still refer to
+ * the parent's event.  Dropping our references is harmless to the parent
+ * (the event lives until its last reference goes); disabling would not be.
  */
 void probe_event_forget(struct probe_thread *t)
 {
 	if (t->ring)
 		munmap(t->ring, t->ring_len);
 	t->ring = NULL;
-	if (t->fd >= 0 && still_ours(t))
-		close(t->fd);
+	if (t->fd >= 0) {
+		probe_fd_disown(t->fd);
+		probe_sys_close(t->fd);
+	}
 	t->fd = -1;
+	t->sigfd = -1;
 }
 
 /* ---- ring reader: SIGNAL CONTEXT safe ---------------------------------- */
@@ -160,7 +182,7 @@ int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it)
 {
 	struct perf_event_mmap_page *m = t->ring;
 
-	if (!m)
+	if (!m || t->data_pages == 0)
 		return 0;
 	it->meta = m;
 	it->data = (const uint8_t *)m + m->data_offset;
@@ -215,4 +237,24 @@ void probe_ring_end(struct probe_ring_it *it)
 
 	/* Release: our reads of the records happen before the kernel reuses them. */
 	__atomic_store_n(&m->data_tail, it->tail, __ATOMIC_RELEASE);
+}
+
+/*
+ * Sender: does t's ring hold records its thread has not taken?  The owner
+ * may unmap the ring at any time (exec path, no locks): it clears t->ring
+ * first and waits while t->peek is set (probe_event_close).
+ */
+int probe_ring_pending(struct probe_thread *t, uint64_t *tail)
+{
+	struct perf_event_mmap_page *m;
+	int r = 0;
+
+	__atomic_store_n(&t->peek, 1, __ATOMIC_SEQ_CST);
+	m = __atomic_load_n(&t->ring, __ATOMIC_SEQ_CST);
+	if (m && t->data_pages) {
+		*tail = __atomic_load_n(&m->data_tail, __ATOMIC_RELAXED);
+		r = __atomic_load_n(&m->data_head, __ATOMIC_RELAXED) != *tail;
+	}
+	__atomic_store_n(&t->peek, 0, __ATOMIC_RELEASE);
+	return r;
 }

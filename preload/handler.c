@@ -1,44 +1,66 @@
 /*
- * handler.c - the profiling signal handler.
+ * handler.c - the signal handlers: the profiling signal, the SIGIO guard,
+ * and the last-gasp flush on fatal signals.
  *
- * EVERYTHING IN probe_on_signal() AND WHAT IT CALLS RUNS IN SIGNAL CONTEXT:
+ * EVERYTHING IN THIS FILE BELOW "SIGNAL CONTEXT" RUNS IN SIGNAL CONTEXT:
  * async-signal-safe only - no malloc, no stdio, no locks, errno saved and
  * restored.  It touches only memory prepared before the thread's event was
  * enabled: the thread's ring (event.c) and queue (queue.c), and libunwind's
  * per-thread state, primed on the thread beforehand (unwind.c).
  *
  * Contract:
- *   - A signal is ours only when the kernel sent it for an fd (si_code > 0)
- *     and si_fd is the current thread's event.  Anything else (kill,
- *     sigqueue, the app's own F_SETSIG fds) goes to the handler the app had
- *     installed before us, if it had one.
- *   - Ours: drain the thread's ring.  Each PERF_RECORD_SAMPLE becomes one
- *     queued sample; the one taken at the interrupted instruction (the
- *     ucontext's RIP) gets the unwound stack, others keep their IP only
- *     (counted as PROBE_LOST_UNWIND, like samples taken while the thread
- *     is inside the dynamic loader, where unwinding could deadlock).
+ *   - A signal is ours only when the kernel sent it for our event (si_code
+ *     > 0 and si_fd is the current thread's event) or for our timer
+ *     (SI_TIMER and si_value is the current thread's state).  Anything else
+ *     (kill, sigqueue, the program's own F_SETSIG fds and timers) goes to the
+ *     program as it would have without us (signals.c: its handler, its mask,
+ *     its flags, or the default action).
+ *   - Ours, perf mode: drain the thread's ring.  Each PERF_RECORD_SAMPLE
+ *     becomes one queued sample; the one taken at the interrupted
+ *     instruction (the ucontext's RIP) gets the unwound stack, others keep
+ *     their IP only (counted as PROBE_LOST_UNWIND, like samples taken while
+ *     the thread is inside the dynamic loader, where unwinding could
+ *     deadlock).  A thread without a ring (no locked memory left for one)
+ *     takes its sample from the ucontext, weighted by the nominal period.
+ *   - Ours, timer mode: one sample from the ucontext, weighted by the CPU
+ *     time since the previous one; the timer is re-armed.
  *   - Never re-entered on the same thread (our signal is blocked while it
  *     runs, and in_handler guards against anything else).
- *   - SA_RESTART: the app's slow system calls are restarted, not failed with
- *     EINTR; no other signal is blocked while it runs.
+ *   - SA_RESTART: the program's slow system calls are restarted, not failed
+ *     with EINTR; no other signal is blocked while it runs.
+ *
+ * SIGIO guard: when a realtime signal cannot be queued (RLIMIT_SIGPENDING)
+ * the kernel sends plain SIGIO instead (si_code SI_KERNEL), whose default
+ * action kills the process.  Our guard stays installed whatever the program
+ * does with SIGIO (signals.c keeps its view): such a SIGIO is taken as our
+ * sample, and a SIGIO that is not ours gets the program's disposition.
+ *
+ * Fatal signals: for every signal whose default action kills the process
+ * and that the program leaves at SIG_DFL, a handler sends what was sampled
+ * (probe_finish, bounded) and then lets the same signal kill the process:
+ * installed with SA_RESETHAND, it raises the signal again, which is
+ * delivered with the default action as soon as the handler returns (a
+ * fault would also simply happen again).  As soon as the program installs
+ * its own disposition for one of them, it gets it for real.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "probe.h"
 
-static struct sigaction prev_action;    /* the app's, before us */
-static struct sigaction prev_sigio;
-static int sigio_guarded;
 int probe_sigio_seen;                   /* the rt signal queue overflowed */
 
 #ifdef PROBE_HANDLER_TIMING
 uint64_t probe_timing_ns, probe_timing_n, probe_timing_max;
 #endif
+
+/* ---- SIGNAL CONTEXT ------------------------------------------------------ */
 
 /* A single writer (the owning thread) and a reader that wants whole values. */
 static inline void bump(uint64_t *p, uint64_t n)
@@ -46,9 +68,7 @@ static inline void bump(uint64_t *p, uint64_t n)
 	__atomic_store_n(p, *p + n, __ATOMIC_RELAXED);
 }
 
-/* ---- SIGNAL CONTEXT ------------------------------------------------------ */
-
-void probe_drain_ring(struct probe_thread *t, void *uc)
+int probe_drain_ring(struct probe_thread *t, void *uc)
 {
 	struct probe_ring_it it;
 	union {
@@ -57,17 +77,18 @@ void probe_drain_ring(struct probe_thread *t, void *uc)
 	} rec;
 	uint64_t stack[PROBE_UNWIND_BUF];
 	uint64_t rip = 0;
-	int can_unwind = 0, attached = 0;
+	int can_unwind = 0, attached = 0, taken = 0;
 	unsigned type;
 	size_t len;
 
 	if (!probe_ring_begin(t, &it))
-		return;
+		return 0;
 	if (uc) {
 		rip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 		can_unwind = !probe_in_loader && !probe_stopping;
 	}
 	while ((type = probe_ring_next(&it, &rec, sizeof rec, &len)) != 0) {
+		taken++;
 		if (type == PERF_RECORD_SAMPLE) {
 			/* header, ip, pid|tid, time, period */
 			if (len < 5 * sizeof(uint64_t))
@@ -79,10 +100,10 @@ void probe_drain_ring(struct probe_thread *t, void *uc)
 
 			bump(&t->samples, 1);
 			/*
-			 * A kernel sample (a system call, a page fault) is
-			 * followed by this signal on the way back to user
-			 * space: RIP is where the user stack resumes, so the
-			 * kernel IP goes on top of the unwound user stack.
+			 * A kernel sample (PROBE_KERNEL=1) is followed by this
+			 * signal on the way back to user space: RIP is where
+			 * the user stack resumes, so the kernel IP goes on top
+			 * of the unwound user stack.
 			 */
 			int in_kernel = ip >= PROBE_KERNEL_START;
 			if (can_unwind && !attached && (ip == rip || in_kernel)) {
@@ -112,34 +133,42 @@ void probe_drain_ring(struct probe_thread *t, void *uc)
 		}
 	}
 	probe_ring_end(&it);
+	return taken;
 }
 
-static void chain(const struct sigaction *prev, int sig, siginfo_t *si,
-		  void *uc)
+/* One sample at the interrupted instruction, with its stack. */
+static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 {
-	if (prev->sa_flags & SA_SIGINFO) {
-		if (prev->sa_sigaction)
-			prev->sa_sigaction(sig, si, uc);
-	} else if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {
-		prev->sa_handler(sig);
+	uint64_t stack[PROBE_UNWIND_BUF];
+	int first = 0, n = 0;
+
+	bump(&t->samples, 1);
+	if (!probe_in_loader && !probe_stopping)
+		n = probe_unwind(uc, stack, &first);
+	if (n <= 0) {
+		stack[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+		first = 0;
+		n = 1;
+		bump(&t->lost[PROBE_LOST_UNWIND], 1);
 	}
-	/*
-	 * SIG_DFL/SIG_IGN: dropped.  The default action of a realtime signal is
-	 * to terminate, and a late signal of one of our closed events must not
-	 * kill the program.
-	 */
+	if (probe_queue_push(&t->q, (uint32_t)t->tid, probe_now_ns(),
+			     period ? period : 1, stack + first, (uint32_t)n) < 0)
+		bump(&t->lost[PROBE_LOST_QUEUE], 1);
 }
 
-static struct probe_thread *find_thread(int fd)
+/* The calling thread's state (adopted threads have no TLS pointer yet). */
+struct probe_thread *probe_current_thread(void)
 {
 	struct probe_thread *t = probe_self;
+	int n = __atomic_load_n(&probe_nadopted, __ATOMIC_ACQUIRE);
+	pid_t tid;
 
-	if (t)
+	if (t || n == 0)
 		return t;
-	/* A thread that existed before us has no TLS pointer yet. */
-	for (int i = 0; i < probe_nadopted; i++) {
+	tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < n; i++) {
 		t = probe_adopted[i];
-		if (t && t->fd == fd && t->fd >= 0) {
+		if (t && t->tid == tid) {
 			probe_self = t;
 			return t;
 		}
@@ -147,15 +176,53 @@ static struct probe_thread *find_thread(int fd)
 	return NULL;
 }
 
+/* Is si one of ours, for the calling thread?  Its state, or NULL. */
+static struct probe_thread *ours(const siginfo_t *si)
+{
+	struct probe_thread *t;
+
+	if (!si)
+		return NULL;
+	if (probe_mode == PROBE_MODE_TIMER) {
+		if (si->si_code != SI_TIMER)
+			return NULL;
+		t = probe_current_thread();
+		return t && si->si_value.sival_ptr == (void *)t && t->timer >= 0 ?
+		       t : NULL;
+	}
+	if (si->si_code <= 0)
+		return NULL;
+	t = probe_current_thread();
+	if (!t)
+		return NULL;
+	int fd = __atomic_load_n(&t->sigfd, __ATOMIC_ACQUIRE);
+	return fd >= 0 && si->si_fd == fd ? t : NULL;
+}
+
+/* Take the sample(s) signalled to t; returns how many records. */
+static int take(struct probe_thread *t, void *uc)
+{
+	if (probe_mode == PROBE_MODE_TIMER) {
+		uint64_t now = probe_timer_cpu_ns(t);
+
+		sample_uc(t, uc, now > t->cpu_last ? now - t->cpu_last : 1);
+		if (!probe_stopping)
+			probe_timer_arm(t);
+		return 1;
+	}
+	if (t->data_pages)
+		return probe_drain_ring(t, uc);
+	sample_uc(t, uc, probe_nominal_period());
+	return 1;
+}
+
 static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	struct probe_thread *t = NULL;
+	struct probe_thread *t = ours(si);
 
-	if (si && si->si_code > 0)
-		t = find_thread(si->si_fd);
-	if (!t || t->fd < 0 || si->si_fd != t->fd) {
-		chain(&prev_action, sig, si, uc);
+	if (!t) {
+		probe_signal_chain(sig, si, uc);
 		errno = saved_errno;
 		return;
 	}
@@ -169,7 +236,7 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 #endif
-	probe_drain_ring(t, uc);
+	take(t, uc);
 #ifdef PROBE_HANDLER_TIMING
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	uint64_t d = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u +
@@ -186,89 +253,93 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 	errno = saved_errno;
 }
 
-/*
- * SIGIO guard.  When a realtime signal cannot be queued (RLIMIT_SIGPENDING)
- * the kernel sends plain SIGIO instead (si_code SI_KERNEL), whose default
- * action kills the process.  Installed only while the app leaves SIGIO at
- * SIG_DFL: our overflow is drained as usual; any other SIGIO gets the
- * default action it would have had without us.
- */
 static void probe_on_sigio(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	struct probe_thread *t = probe_self;
 
-	if (si && si->si_code == SI_KERNEL && probe_active) {
-		probe_sigio_seen = 1;
-		if (t && t->fd >= 0 && !t->in_handler) {
+	if (si && si->si_code == SI_KERNEL && probe_active &&
+	    probe_mode == PROBE_MODE_PERF) {
+		struct probe_thread *t = probe_current_thread();
+
+		if (t && !t->in_handler &&
+		    __atomic_load_n(&t->sigfd, __ATOMIC_ACQUIRE) >= 0) {
+			int n;
+
+			__atomic_store_n(&probe_sigio_seen, 1, __ATOMIC_RELAXED);
 			t->in_handler = 1;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			probe_drain_ring(t, uc);
+			n = take(t, uc);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			t->in_handler = 0;
+			if (n > 0) {
+				errno = saved_errno;
+				return;
+			}
 		}
-		errno = saved_errno;
-		return;
 	}
-	if (prev_sigio.sa_handler == SIG_DFL) {
-		/* Re-deliver with the default action once we return. */
-		signal(sig, SIG_DFL);
-		raise(sig);
-	} else {
-		chain(&prev_sigio, sig, si, uc);
-	}
+	probe_signal_chain(sig, si, uc);
+	errno = saved_errno;
+}
+
+static void probe_on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+
+	(void)si;
+	(void)uc;
+	probe_finish(128 + sig, 1);
+	/*
+	 * SA_RESETHAND made the disposition SIG_DFL: raised again, the signal
+	 * is delivered as soon as we return and ends the process as it would
+	 * have without us (a fault would also simply happen again).
+	 */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 	errno = saved_errno;
 }
 
 /* ---- normal context ------------------------------------------------------ */
 
+/* The signals whose default action ends the process. */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
+	SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ,
+	SIGVTALRM, SIGPROF, SIGSYS, SIGSTKFLT, SIGPWR,
+};
+
 int probe_handler_install(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = probe_on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(probe_cfg.signo, &sa, &prev_action) < 0) {
+	if (probe_signal_take(probe_cfg.signo, PROBE_SIG_CHAIN, probe_on_signal,
+			      SA_RESTART) < 0) {
 		probe_msg("cannot install the handler for signal %d (%s); not "
 			  "profiling", probe_cfg.signo, strerror(errno));
 		return -1;
 	}
-	if ((prev_action.sa_flags & SA_SIGINFO) ||
-	    (prev_action.sa_handler != SIG_DFL &&
-	     prev_action.sa_handler != SIG_IGN)) {
-		/* Someone (a parent libprobe's image survived exec?) was there. */
-		if (!(prev_action.sa_flags & SA_SIGINFO) ||
-		    prev_action.sa_sigaction != probe_on_signal)
-			probe_msg("signal %d already has a handler; it will "
-				  "still get the signals that are not ours (set "
-				  "PROBE_SIGNAL to a free realtime signal)",
-				  probe_cfg.signo);
-	}
-
-	if (sigaction(SIGIO, NULL, &prev_sigio) == 0 &&
-	    !(prev_sigio.sa_flags & SA_SIGINFO) &&
-	    prev_sigio.sa_handler == SIG_DFL) {
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = probe_on_sigio;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigio_guarded = sigaction(SIGIO, &sa, NULL) == 0;
-	}
+	probe_signal_take(SIGIO, PROBE_SIG_CHAIN, probe_on_sigio, SA_RESTART);
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+		probe_signal_take(fatal_signals[i], PROBE_SIG_FATAL, probe_on_fatal,
+				  SA_RESETHAND | SA_ONSTACK);
 	return 0;
 }
 
+/*
+ * Something replaced our handler without going through sigaction or
+ * signal (sigset, sysv_signal, a raw system call): take it back, keeping
+ * what it installed as the program's view.  Returns 1 once when it happened.
+ */
 int probe_handler_taken_over(void)
 {
-	static int noticed;
+	static int said;
 	struct sigaction cur;
+	int sig = probe_cfg.signo;
 
-	if (noticed || sigaction(probe_cfg.signo, NULL, &cur) < 0)
+	if (probe_real_sigaction(sig, NULL, &cur) < 0)
 		return 0;
 	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == probe_on_signal)
 		return 0;
-	noticed = 1;
+	probe_signal_take(sig, PROBE_SIG_CHAIN, probe_on_signal, SA_RESTART);
+	if (said)
+		return 0;
+	said = 1;
 	return 1;
 }
 
@@ -278,10 +349,10 @@ void probe_block_signal(sigset_t *old)
 
 	sigemptyset(&s);
 	sigaddset(&s, probe_cfg.signo);
-	pthread_sigmask(SIG_BLOCK, &s, old);
+	probe_real_sigmask(SIG_BLOCK, &s, old);
 }
 
 void probe_restore_mask(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	probe_real_sigmask(SIG_SETMASK, old, NULL);
 }

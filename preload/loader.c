@@ -1,10 +1,17 @@
 /*
- * loader.c - interposed dlopen and dlclose: the "inside the loader" guard.
+ * loader.c - interposed dlopen, dlclose and dl_iterate_phdr: the "inside
+ * the loader" guard.
  *
- * libunwind looks frames up with dl_iterate_phdr; a sample landing while the
- * same thread is inside dlopen/dlclose could find the loader's lists half
- * updated or deadlock on its lock.  So while a thread is inside them,
- * probe_in_loader is non-zero and its handler records the leaf only.
+ * libunwind looks frames up with dl_iterate_phdr, which takes the loader's
+ * dl_load_write_lock, while holding a lock of its own.  A sample landing
+ * while the same thread is inside dlopen/dlclose could find the loader's
+ * lists half updated or deadlock on its lock; one landing while the thread
+ * is inside dl_iterate_phdr (C++ exception unwinding calls it too) holds
+ * dl_load_write_lock, and its handler waiting for libunwind's lock while
+ * another thread's handler holds that one and waits for dl_load_write_lock
+ * is a deadlock (seen: gt_throw at 999 Hz, 1 run in 5).  So while a thread
+ * is inside any of them, probe_in_loader is non-zero and its handler
+ * records the leaf only.
  *
  * Keeping dlopen's behaviour: glibc's dlopen looks at its return address to
  * find the calling object, whose RUNPATH, $ORIGIN and namespace it uses.
@@ -18,6 +25,7 @@
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,9 +36,12 @@ __thread int probe_in_loader;
 
 typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
+typedef int (*phdr_cb)(struct dl_phdr_info *, size_t, void *);
+typedef int (*iterate_fn)(phdr_cb, void *);
 
 static dlopen_fn real_dlopen;
 static dlclose_fn real_dlclose;
+static iterate_fn real_iterate;
 static int gadget_ok;
 
 /*
@@ -74,6 +85,8 @@ static void resolve(void)
 		real_dlopen = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
 	if (!real_dlclose)
 		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	if (!real_iterate)
+		real_iterate = (iterate_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
 }
 
 /* Is a user-space shadow stack on?  Then a mismatched return would fault. */
@@ -160,6 +173,24 @@ int dlclose(void *handle)
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r = real_dlclose(handle);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_in_loader--;
+	return r;
+}
+
+/* SIGNAL CONTEXT safe (libunwind calls it from our handler). */
+__attribute__((visibility("default")))
+int dl_iterate_phdr(phdr_cb cb, void *data)
+{
+	int r;
+
+	if (!real_iterate)
+		resolve();
+	if (!real_iterate)
+		return 0;
+	probe_in_loader++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r = real_iterate(cb, data);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
 	return r;

@@ -7,7 +7,11 @@
  * would push the backlog over BACKLOG_MAX are dropped (the caller counts
  * them as PROBE_LOST_SOCKET), so a stalled collector costs the application
  * bounded memory and never blocks it.  Small control frames (MAP, THREAD,
- * LOST, EXIT) are always queued.  On EPIPE and the like we stop sending.
+ * LOST, EXIT) are queued up to a hard cap.  The backlog is one buffer
+ * reserved (not touched) at start, so the exit path never allocates.  On
+ * EPIPE and the like we stop sending; the samples dropped from then on are
+ * counted and said at exit.  A collector that took nothing for STALL_NS is
+ * stalled: the exit path does not wait for it.
  *
  * File (no PROBE_SOCKET, or it cannot be reached): PROBE_OUTPUT or
  * ./probe.data, opened O_APPEND.  The process that starts a recording moves
@@ -19,7 +23,16 @@
  * share the file.  Only the sender thread writes, so blocking on the disk
  * does not block the application.
  *
- * Only the sender, or the exit path holding probe_consumer_lock, calls in.
+ * The descriptor is moved high and guarded (fds.c), so a program that
+ * closes every descriptor does not close it.  What gets past (a raw
+ * close_range, dup2 onto it) is caught before every write by checking the
+ * descriptor is still ours (device and inode); then we connect again (or
+ * reopen the file) and the sender starts the new stream with HELLO, MAPs
+ * and THREADs (probe_output_restarted).  Frames only ever leave whole, so
+ * the backlog is cut at frame boundaries; frames that went with the old
+ * descriptor are dropped, their samples counted.
+ *
+ * Only the sender calls in (the exit path asks the sender to, sender.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -37,7 +51,10 @@
 #include "probe.h"
 
 #define BACKLOG_MAX (4u << 20)          /* sample data waiting for the socket */
-#define CONTROL_MAX (8u << 20)          /* hard cap, control frames included */
+#define CONTROL_MAX (6u << 20)          /* hard cap, control frames included */
+#define BUF_CAP (CONTROL_MAX + PROBE_FRAME_MAX)
+#define STALL_NS 200000000ull           /* no progress for this long: stalled */
+#define REOPEN_MAX 8                    /* times we follow a closed descriptor */
 
 static int out_fd = -1;
 static int out_socket;
@@ -45,8 +62,14 @@ static int out_broken;
 static dev_t out_dev;                   /* identity of out_fd, checked */
 static ino_t out_ino;                   /* before every write */
 static char out_path[PATH_MAX];
-static uint8_t *buf;
-static size_t off, len, cap;
+static uint8_t *buf;                    /* BUF_CAP, reserved once */
+static size_t off, len;                 /* sent up to off, queued up to len */
+static size_t bound;                    /* a frame boundary, <= off */
+static uint64_t last_progress;          /* when the socket last took bytes */
+static int restarted;                   /* a new stream: sender resends */
+static int reopens;
+static const char *trouble = "";
+uint64_t probe_output_dropped;
 
 static int connect_socket(const char *path, int *err)
 {
@@ -94,30 +117,20 @@ static void write_all(int fd, const void *p, size_t n)
 }
 
 /*
- * Keep our descriptor out of the program's way: move it high (the kernel
- * hands out the lowest free number, so the program will not get a number
- * we hold, even after closing ours), and remember what it is, so that a
- * program that closes all descriptors, or dup2()s onto ours, makes us stop
- * rather than write into its files.
+ * Keep our descriptor out of the program's way (fds.c) and remember what it
+ * is, so that a program that closes it anyway, or dup2()s onto it, makes us
+ * notice rather than write into its files.
  */
 static int adopt_fd(int fd)
 {
-	struct rlimit rl;
 	struct stat st;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
-		rlim_t base = rl.rlim_cur / 2 > 1024 ? 1024 : rl.rlim_cur / 2;
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
-
-		if (hi >= 0) {
-			close(fd);
-			fd = hi;
-		}
-	}
+	fd = probe_fd_high(fd);
 	if (fstat(fd, &st) == 0) {
 		out_dev = st.st_dev;
 		out_ino = st.st_ino;
 	}
+	probe_fd_own(fd);
 	return fd;
 }
 
@@ -190,12 +203,32 @@ static int open_file(const char *why)
 	return 0;
 }
 
+static int ensure_buf(void)
+{
+	void *p;
+
+	if (buf)
+		return 0;
+	/* Reserved, not touched: pages appear as the backlog grows. */
+	p = mmap(NULL, BUF_CAP, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		probe_msg("cannot reserve the output buffer (%s); not profiling",
+			  strerror(errno));
+		return -1;
+	}
+	buf = p;
+	return 0;
+}
+
 int probe_output_open(void)
 {
 	char why[sizeof probe_cfg.socket_path + 128];
 	int err = 0;
 
-	off = len = 0;
+	if (ensure_buf() < 0)
+		return -1;
+	off = len = bound = 0;
 	out_broken = 0;
 	if (probe_cfg.socket_path[0]) {
 		int fd = connect_socket(probe_cfg.socket_path, &err);
@@ -217,62 +250,155 @@ int probe_output_open(void)
 	return open_file(why);
 }
 
-static int reserve(size_t n)
+static uint32_t frame_size_at(size_t at)
 {
-	size_t want;
+	return (uint32_t)buf[at] | (uint32_t)buf[at + 1] << 8 |
+	       (uint32_t)buf[at + 2] << 16 | (uint32_t)buf[at + 3] << 24;
+}
 
-	if (off && (off > cap / 2 || cap - len < n)) {
-		memmove(buf, buf + off, len - off);
-		len -= off;
-		off = 0;
+/* Samples in the whole frames of [from, to): SAMPLES is u64 base, uv count. */
+static uint64_t samples_in(size_t from, size_t to)
+{
+	uint64_t n = 0;
+
+	while (to - from >= PROBE_FRAME_HDR) {
+		uint32_t size = frame_size_at(from);
+		unsigned type = (unsigned)buf[from + 4] | (unsigned)buf[from + 5] << 8;
+
+		if (size < PROBE_FRAME_HDR || size > to - from)
+			break;
+		if (type == PROBE_F_SAMPLES && size >= PROBE_FRAME_HDR + 9) {
+			uint64_t v = 0;
+			unsigned shift = 0;
+
+			for (size_t i = from + PROBE_FRAME_HDR + 8;
+			     i < from + size && shift < 64; i++, shift += 7) {
+				v |= (uint64_t)(buf[i] & 0x7f) << shift;
+				if (!(buf[i] & 0x80))
+					break;
+			}
+			n += v;
+		}
+		from += size;
 	}
-	if (cap - len >= n)
-		return 0;
-	want = cap ? cap : 64 * 1024;
-	while (want - len < n)
-		want *= 2;
-	if (want > CONTROL_MAX + PROBE_FRAME_MAX)
-		return -1;
-	uint8_t *nb = realloc(buf, want);
-	if (!nb)
-		return -1;
-	buf = nb;
-	cap = want;
-	return 0;
+	return n;
+}
+
+/* Move bound over the frames that left whole. */
+static void advance_bound(void)
+{
+	while (off - bound >= PROBE_FRAME_HDR) {
+		uint32_t size = frame_size_at(bound);
+
+		if (size < PROBE_FRAME_HDR || size > off - bound)
+			break;
+		bound += size;
+	}
+	if (bound == len)
+		off = len = bound = 0;
 }
 
 int probe_output_append(const void *p, size_t n, uint64_t nsamples)
 {
 	size_t pending = len - off;
 
-	if (out_fd < 0 || out_broken)
+	if (!buf || out_fd < 0 || out_broken || restarted) {
+		probe_output_dropped += nsamples;
 		return -1;
-	if (nsamples && pending + n > BACKLOG_MAX)
+	}
+	if (nsamples && pending + n > BACKLOG_MAX) {
+		probe_output_dropped += nsamples;
+		trouble = "the collector stopped reading (its backlog was full)";
 		return -1;
-	if (pending + n > CONTROL_MAX || reserve(n) < 0)
+	}
+	if (pending + n > CONTROL_MAX)
 		return -1;
+	if (BUF_CAP - len < n && bound) {
+		memmove(buf, buf + bound, len - bound);
+		off -= bound;
+		len -= bound;
+		bound = 0;
+	}
+	if (BUF_CAP - len < n)
+		return -1;
+	if (pending == 0)
+		last_progress = probe_now_ns();
 	memcpy(buf + len, p, n);
 	len += n;
 	return 0;
 }
 
-static void broken(const char *what, int err)
+/* Give up the frames not begun (a frame begun must still go out whole). */
+static void drop_unsent(void)
 {
-	if (!out_broken)
-		probe_msg("%s (%s); the rest of this profile is dropped", what,
-			  strerror(err));
+	size_t keep = bound;
+
+	if (off > bound)
+		keep = bound + frame_size_at(bound);
+	if (keep > len)
+		keep = len;
+	probe_output_dropped += samples_in(keep, len);
+	len = keep;
+}
+
+static void broken(const char *what)
+{
+	if (!out_broken) {
+		trouble = what;
+		probe_output_dropped += samples_in(bound, len);
+	}
 	out_broken = 1;
-	off = len = 0;
+	off = len = bound = 0;
+}
+
+/*
+ * The program closed our descriptor behind fds.c's back (or put another
+ * file on its number).  Not ours to close now; connect again (reopen the
+ * file) and start a new stream.
+ */
+static void lost_descriptor(void)
+{
+	int fd = -1, err = 0;
+
+	probe_fd_disown(out_fd);
+	out_fd = -1;
+	probe_output_dropped += samples_in(bound, len);
+	off = len = bound = 0;
+	if (++reopens <= REOPEN_MAX) {
+		if (out_socket)
+			fd = connect_socket(probe_cfg.socket_path, &err);
+		else
+			fd = open(out_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		out_broken = 1;
+		trouble = "the program closed probe's output descriptor, and it "
+			  "could not be opened again";
+		return;
+	}
+	out_fd = adopt_fd(fd);
+	restarted = 1;
+}
+
+int probe_output_restarted(void)
+{
+	int r = restarted;
+
+	restarted = 0;
+	return r;
+}
+
+const char *probe_output_trouble(void)
+{
+	return trouble;
 }
 
 void probe_output_flush(void)
 {
-	if (off < len && !out_broken && !still_ours()) {
-		out_broken = 1;
-		off = len = 0;
-		out_fd = -1;
-		probe_msg("the program closed or replaced the descriptor of the "
-			  "profile output; the rest of this profile is dropped");
+	if (out_fd < 0 || out_broken || off >= len)
+		return;
+	if (!still_ours()) {
+		lost_descriptor();
 		return;
 	}
 	while (off < len && !out_broken) {
@@ -285,51 +411,59 @@ void probe_output_flush(void)
 			r = write(out_fd, buf + off, len - off);
 		if (r > 0) {
 			off += (size_t)r;
+			last_progress = probe_now_ns();
 			continue;
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && out_socket && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
+		if (!still_ours()) {
+			/* Replaced under us (dup2 onto it): not the collector's fault. */
+			lost_descriptor();
+			return;
+		}
 		if (out_socket)
-			broken("lost the connection to the collector",
-			       r < 0 ? errno : EPIPE);
+			broken(r < 0 && errno != EPIPE && errno != ECONNRESET ?
+			       "the connection to the collector failed" :
+			       "the collector went away");
 		else
-			broken("cannot write the profile file",
-			       r < 0 ? errno : ENOSPC);
+			broken("the profile file could not be written");
 	}
-	if (off == len)
-		off = len = 0;
+	advance_bound();
 }
 
 void probe_output_drain(int timeout_ms)
 {
-	struct timespec now, end;
+	uint64_t end = probe_now_ns() + (uint64_t)timeout_ms * 1000000u;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout_ms / 1000;
-	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	for (;;) {
+		uint64_t now;
+
 		probe_output_flush();
-		if (off == len || out_broken || !out_socket)
+		if (off == len || out_broken || !out_socket || out_fd < 0)
 			return;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long left = (long)(end.tv_sec - now.tv_sec) * 1000 +
-			    (end.tv_nsec - now.tv_nsec) / 1000000L;
-		if (left <= 0)
+		now = probe_now_ns();
+		if (now - last_progress >= STALL_NS || now >= end) {
+			/* Stalled, or out of time: what is left is lost. */
+			if (now - last_progress >= STALL_NS)
+				trouble = "the collector stopped reading";
+			else if (!trouble[0])
+				trouble = "the collector was too slow at exit";
+			drop_unsent();
 			return;
+		}
+		uint64_t left = end - now, stall = last_progress + STALL_NS - now;
+		if (stall < left)
+			left = stall;
 		struct pollfd p = { .fd = out_fd, .events = POLLOUT };
-		poll(&p, 1, (int)(left > 50 ? 50 : left));
+		poll(&p, 1, (int)(left / 1000000u > 50 ? 50 : left / 1000000u + 1));
 	}
 }
 
 int probe_output_fd(void)
 {
-	return out_socket && !out_broken && off < len ? out_fd : -1;
+	return out_socket && !out_broken && out_fd >= 0 && off < len ? out_fd : -1;
 }
 
 /*
@@ -339,10 +473,15 @@ int probe_output_fd(void)
  */
 void probe_output_after_fork_child(void)
 {
-	off = len = 0;
+	off = len = bound = 0;
+	restarted = 0;
+	reopens = 0;
+	trouble = "";
+	probe_output_dropped = 0;
 	if (out_socket && out_fd >= 0) {
+		probe_fd_disown(out_fd);
 		if (still_ours())
-			close(out_fd);
+			probe_sys_close(out_fd);
 		out_fd = -1;
 		out_socket = 0;
 		if (probe_output_open() < 0)

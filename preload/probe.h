@@ -16,17 +16,32 @@
  *   maps.c     dl_iterate_phdr -> MAP frames
  *   output.c   the collector socket or the recording file, with a bounded
  *              backlog that never blocks the application
- *   sender.c   the sender thread: queues -> frames -> output
+ *   sender.c   the sender thread: queues -> frames -> output, and the
+ *              flush / final / exit requests of the exit and exec paths
+ *   timer.c    the fallback without perf events: per-thread CPU-time timers
+ *   signals.c  interposed sigaction/signal/sigprocmask/pthread_sigmask: the
+ *              program's view of the signals libprobe holds
+ *   exec.c     interposed exec family: flush, leave no signal pending
+ *   fds.c      interposed close/close_range/closefrom/pipe2: our descriptors
  *
  * Threads and ownership:
  *   - A profiled thread T owns its struct probe_thread: only T (its signal
- *     handler, its trampoline, its key destructor) writes the event fd, the
- *     ring, the queue head and the handler-side counters.
+ *     handler, its trampoline, its key destructor, its exec path) writes the
+ *     event, the ring, the timer, the queue head and the handler counters.
  *   - The sender (or whoever holds probe_consumer_lock) is the only reader of
  *     the queues and the only one that frees a thread's state, after T has
  *     marked it closed.
- *   - probe_reg_lock protects the registry list and each entry's fd field
- *     against the exit path closing it while the finalizer disables it.
+ *   - probe_reg_lock protects the registry list.
+ *
+ * Descriptors: a thread's perf event fd is closed as soon as its ring is
+ * mapped (the mapping keeps the event alive; munmap ends it), so threads
+ * cost no descriptors and a program that closes "all" descriptors cannot
+ * touch them.  Only the output and the events of ringless threads (no
+ * locked memory left for a ring) stay open, moved high and guarded (fds.c).
+ *
+ * Exit: the exiting thread never does the work itself (it may be in a
+ * signal handler, or hold malloc's lock): it hands a request to the sender
+ * and waits for it, bounded (probe_request).
  */
 #ifndef PROBE_PRELOAD_H
 #define PROBE_PRELOAD_H
@@ -52,7 +67,8 @@ struct probe_config {
 	int freq;               /* 1: value is Hz; 0: value is a period */
 	uint64_t value;
 	int signo;              /* the profiling realtime signal */
-	int kernel;             /* sample kernel time too (where allowed) */
+	int kernel;             /* sample kernel time too (PROBE_KERNEL=1) */
+	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 };
 
 extern struct probe_config probe_cfg;
@@ -63,6 +79,8 @@ void probe_config_fallback_cpu_clock(void);
 
 /* One line on stderr, prefixed "probe: ".  Normal context only. */
 void probe_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Mean sampling period in nanoseconds of CPU time (timer mode, ringless). */
+uint64_t probe_nominal_period(void);
 
 /* ---- queue.c ------------------------------------------------------------ */
 
@@ -106,13 +124,21 @@ void probe_queue_release(struct probe_queue *q, uint64_t pos);
 
 /* ---- thread.c ----------------------------------------------------------- */
 
+/* A signal the program sent itself while it (in its view) had it blocked. */
+#define PROBE_DEFER_MAX 4
+
 struct probe_thread {
 	struct probe_thread *next;      /* registry list, probe_reg_lock */
 	pid_t tid;
-	int fd;                         /* perf event; -1: not profiled */
-	uint64_t event_id;              /* PERF_EVENT_IOC_ID: is fd still ours? */
-	void *ring;                     /* 1 metadata page + data pages */
+	int sigfd;                      /* si_fd of our event's signals; -1: none */
+	int fd;                         /* event fd kept open (ringless), or -1 */
+	void *ring;                     /* 1 metadata page [+ data pages] */
 	size_t ring_len;
+	unsigned data_pages;            /* 0: samples are taken from the ucontext */
+	int timer;                      /* timer mode: kernel timer id, -1: none */
+	clockid_t cpu_clock;            /* timer mode: this thread's CPU clock */
+	uint64_t cpu_last;              /* timer mode: CPU ns at the last sample */
+	uint64_t rng;                   /* timer mode: interval randomness */
 	int closed;                     /* release-stored by the owner at its end */
 	int adopted;                    /* existed before we were loaded */
 	volatile sig_atomic_t in_handler;
@@ -121,11 +147,16 @@ struct probe_thread {
 	/* handler side: single writer (the owning thread), read by the sender */
 	uint64_t lost[PROBE_LOST_REASON_MAX];
 	uint64_t samples;
+	uint64_t ndefer;                /* deferred signals (see signals.c) */
+	siginfo_t defer[PROBE_DEFER_MAX];
 
 	/* sender side only */
 	uint64_t lost_sent[PROBE_LOST_REASON_MAX];
 	char sent_name[17];
 	int announced;
+	uint64_t stuck_tail;            /* ring tail at the last stuck check */
+	int stuck;                      /* ring not drained for a while */
+	int peek;                       /* sender looking at the ring */
 
 	struct probe_queue q;
 };
@@ -135,10 +166,16 @@ extern struct probe_thread *probe_threads;   /* registry list head */
 extern uint32_t probe_threads_seen;          /* for the EXIT frame */
 extern __thread struct probe_thread *probe_self;
 
-/* Adopted threads (found in /proc/self/task): looked up by fd in the handler. */
+/* Adopted threads (found in /proc/self/task): looked up by tid in the handler. */
 #define PROBE_ADOPT_MAX 64
 extern struct probe_thread *probe_adopted[PROBE_ADOPT_MAX];
 extern int probe_nadopted;
+
+/* Threads that could not be profiled, by cause (for the message at exit). */
+enum { PROBE_UNPROF_FDS, PROBE_UNPROF_MEM, PROBE_UNPROF_SIGQ,
+       PROBE_UNPROF_REFUSED, PROBE_UNPROF_OTHER, PROBE_UNPROF_MAX };
+extern uint64_t probe_unprofiled[PROBE_UNPROF_MAX];
+extern uint64_t probe_ringless;              /* threads sampled without a ring */
 
 struct probe_thread *probe_thread_alloc(void);
 void probe_thread_free(struct probe_thread *t);
@@ -147,12 +184,16 @@ void probe_thread_register(struct probe_thread *t);
 void probe_thread_attach_self(struct probe_thread *t);
 /* The calling thread is ending or the process is: stop and drain its event. */
 void probe_thread_stop_self(void);
+/*
+ * Exec path (may run in a vfork-free child only): stop the calling thread's
+ * sampling without touching locks (async-signal-safe), and start it again.
+ */
+void probe_thread_pause_self(void);
+void probe_thread_resume_self(void);
 /* Adopt threads that existed before the constructor ran. */
 void probe_threads_adopt_existing(void);
-/* Disable every thread's event (finalizer). */
-void probe_threads_disable_all(void);
 int probe_thread_init(void);   /* pthread key, real pthread_create */
-/* The main thread's event: decides the hardware -> cpu-clock fallback. */
+/* The main thread's source: decides perf vs timer, hardware -> cpu-clock. */
 int probe_thread_open_first(struct probe_thread *t);
 void probe_threads_enable_all(void);
 /* pthread_create without our trampoline (the sender thread). */
@@ -168,17 +209,22 @@ void probe_thread_comm(pid_t tid, char out[17]);
 
 /* ---- event.c ------------------------------------------------------------ */
 
+/* How the process samples: perf events, or CPU-time timers (timer.c). */
+enum { PROBE_MODE_PERF, PROBE_MODE_TIMER };
+extern int probe_mode;
+
 /*
- * Open the configured event for thread tid (disabled), map its ring and
- * route its overflow signal to tid.  Returns 0 or -errno; *step says which
- * step failed ("perf_event_open", "mmap", "fcntl").
+ * Open the configured event for thread tid (disabled), map the biggest ring
+ * the locked-memory budget allows (1 data page, the metadata page only, or
+ * none) and route its overflow signal to tid.  Returns 0 or -errno; *step
+ * says which step failed ("perf_event_open", "fcntl").
  */
 int probe_event_open(struct probe_thread *t, pid_t tid, const char **step);
+/* Enable; a thread with a ring then closes its fd (the mapping holds it). */
 int probe_event_enable(struct probe_thread *t);
-void probe_event_disable(struct probe_thread *t);
-/* Disable, unmap and close (the ring must have been drained by the owner). */
+/* Owner only: end the event (munmap / close); its ring must be drained. */
 void probe_event_close(struct probe_thread *t);
-/* Forget fd and ring without touching the event (fork child). */
+/* Fork child: drop the copies of the parent's rings and fds. */
 void probe_event_forget(struct probe_thread *t);
 
 /* Ring reader: SIGNAL CONTEXT safe. */
@@ -196,10 +242,23 @@ int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it);
 unsigned probe_ring_next(struct probe_ring_it *it, void *buf, size_t cap,
 			 size_t *len);
 void probe_ring_end(struct probe_ring_it *it);
+/* Sender: does t's ring hold records its thread has not taken? */
+int probe_ring_pending(struct probe_thread *t, uint64_t *tail);
+
+/* ---- timer.c ------------------------------------------------------------ */
+
+/* A CPU-time timer for thread tid, signalling it with probe_cfg.signo. */
+int probe_timer_open(struct probe_thread *t, pid_t tid);
+void probe_timer_arm(struct probe_thread *t);        /* SIGNAL CONTEXT safe */
+void probe_timer_close(struct probe_thread *t);      /* SIGNAL CONTEXT safe */
+/* SIGNAL CONTEXT: thread CPU time now, ns. */
+uint64_t probe_timer_cpu_ns(struct probe_thread *t);
 
 /* ---- unwind.c ----------------------------------------------------------- */
 
 int probe_unwind_load(void);    /* 0 ok, -1 no libunwind (leaf-only stacks) */
+/* Is pc in libunwind's code?  (Its sigprocmask calls are not the program's.) */
+int probe_unwind_owns(const void *pc);
 /* Prime libunwind's per-thread state; normal context, on the thread itself. */
 void probe_unwind_prime(void);
 /*
@@ -216,16 +275,76 @@ int probe_unwind(void *uc, uint64_t *buf, int *first);
 /* ---- handler.c ---------------------------------------------------------- */
 
 int probe_handler_install(void);
-/* The app replaced our handler?  Returns 1 once when it is noticed. */
+/* SIGNAL CONTEXT: the calling thread's state (adopted ones by tid), or NULL. */
+struct probe_thread *probe_current_thread(void);
+/* Has something replaced our handler behind sigaction's back?  Once. */
 int probe_handler_taken_over(void);
 /*
- * Drain t's ring into its queue.  uc != NULL: SIGNAL CONTEXT, the stack of uc
+ * Drain t's ring into its queue (returns the records taken).  uc != NULL: SIGNAL CONTEXT, the stack of uc
  * is attached to the sample taken at uc's instruction pointer; uc == NULL:
  * the owner's exit path (its signal blocked), samples keep their leaf only.
  */
-void probe_drain_ring(struct probe_thread *t, void *uc);
+int probe_drain_ring(struct probe_thread *t, void *uc);   /* records taken */
+/* Block / restore our signal on the calling thread (the real mask). */
 void probe_block_signal(sigset_t *old);
 void probe_restore_mask(const sigset_t *old);
+extern int probe_sigio_seen;            /* the rt signal queue overflowed */
+
+/* ---- signals.c ---------------------------------------------------------- */
+
+/* The real functions (never our interposed ones). */
+int probe_real_sigaction(int sig, const struct sigaction *act,
+			 struct sigaction *old);
+int probe_real_sigmask(int how, const sigset_t *set, sigset_t *old);
+/*
+ * Take signal sig over: install ours (handler, flags), remember the
+ * program's disposition as its view.  kind: PROBE_SIG_CHAIN (ours stays,
+ * the program's handler gets the signals that are not ours) or
+ * PROBE_SIG_FATAL (ours only while the program leaves it at SIG_DFL).
+ */
+enum { PROBE_SIG_NONE, PROBE_SIG_CHAIN, PROBE_SIG_FATAL };
+int probe_signal_take(int sig, int kind, void (*fn)(int, siginfo_t *, void *),
+		      int flags);
+/* SIGNAL CONTEXT: the program's view of sig (a copy). */
+void probe_signal_app(int sig, struct sigaction *out);
+/*
+ * SIGNAL CONTEXT: hand a signal that is not ours to the program as it would
+ * have got it without us (its handler, honouring its mask and flags; the
+ * default action; nothing when ignored, or when it has it blocked: then it
+ * is deferred and raised again when the program unblocks it).
+ */
+void probe_signal_chain(int sig, siginfo_t *si, void *uc);
+/*
+ * Depth of our own calls into libunwind on this thread: its sigprocmask
+ * calls are not the program's (mask_call passes them straight through).
+ */
+extern __thread int probe_in_probe;
+/* Does the calling thread, in the program's view, block our signal? */
+extern __thread int probe_app_blocked;
+extern uint64_t probe_block_attempts;        /* the program tried to block it */
+extern int probe_handler_replaced;           /* ... installed its own handler */
+/* SIGNAL CONTEXT: raise the deferred signals of the calling thread. */
+void probe_signal_flush_deferred(void);
+/* The real mask as the program wants it (exec): our signal per its view. */
+void probe_signal_app_mask(sigset_t *mask);
+
+/* ---- exec.c ------------------------------------------------------------- */
+
+void probe_exec_init(void);             /* resolve the real functions */
+
+/* ---- fds.c -------------------------------------------------------------- */
+
+/* Our descriptors, which close()/close_range()/closefrom() must not close. */
+void probe_fd_own(int fd);
+void probe_fd_disown(int fd);
+int probe_fd_is_own(int fd);
+int probe_sys_close(int fd);            /* the real close, no checks */
+void probe_fds_init(void);              /* resolve the real functions */
+/* Move fd to a high number (O_CLOEXEC), out of the program's way. */
+int probe_fd_high(int fd);
+/* A file we read and close at once (/proc), guarded meanwhile. */
+int probe_open_ro(const char *path);
+void probe_close_own(int fd);
 
 /* ---- loader.c ----------------------------------------------------------- */
 
@@ -237,7 +356,7 @@ void *probe_real_dlopen(const char *file, int mode);
 
 /* Queue MAP frames for objects not sent yet; returns frames added. */
 int probe_maps_scan(uint32_t pid);
-/* Forget what was sent (after fork: the new process needs them all). */
+/* Forget what was sent (after fork or a new connection: send them all). */
 void probe_maps_reset(void);
 
 /* ---- output.c ----------------------------------------------------------- */
@@ -252,10 +371,22 @@ int probe_output_open(void);
 int probe_output_append(const void *p, size_t n, uint64_t nsamples);
 /* Write what can be written now (file: all of it). */
 void probe_output_flush(void);
-/* Flush, waiting at most timeout_ms for a slow collector. */
+/*
+ * Flush, waiting at most timeout_ms for a slow collector; not at all for
+ * one that has taken nothing for a while (stalled).
+ */
 void probe_output_drain(int timeout_ms);
 int probe_output_fd(void);          /* for poll, -1 if nothing pending */
 void probe_output_after_fork_child(void);
+/*
+ * The output was replaced by a new connection (the program closed ours):
+ * returns 1 once, and the sender sends HELLO, MAPs and THREADs again.
+ */
+int probe_output_restarted(void);
+/* Samples the output dropped (socket broken, stalled or closed). */
+extern uint64_t probe_output_dropped;
+/* Why, for the message at exit ("" when nothing went wrong). */
+const char *probe_output_trouble(void);
 
 /* ---- sender.c ----------------------------------------------------------- */
 
@@ -272,21 +403,41 @@ extern pthread_mutex_t probe_consumer_lock;
 
 void probe_proc_read(void);
 int probe_sender_start(void);
-/*
- * Exit path, holding probe_consumer_lock: the last pass (everything queued,
- * every thread's current name), then the EXIT frame (status: exit code, or
- * -1 unknown).  Each waits at most timeout_ms for the output.
- */
-void probe_sender_final(int timeout_ms);
-void probe_sender_exit(int status, int timeout_ms);
 void probe_sender_after_fork_child(void);
+
+/*
+ * Requests to the sender, from any thread, in any context (async-signal-
+ * safe): FLUSH (exec: send everything queued now), FINAL (the process is
+ * ending: stop sampling, send everything), EXIT (the EXIT frame with
+ * status).  The caller waits until the sender has done it or deadline_ns
+ * (CLOCK_MONOTONIC) has passed.  Called on the sender itself (it calls
+ * exit), the work is done inline.
+ */
+#define PROBE_REQ_FLUSH 1u
+#define PROBE_REQ_FINAL 2u
+#define PROBE_REQ_EXIT  4u
+#define PROBE_REQ_CRASH 8u      /* with FINAL: after a fatal signal */
+void probe_request(unsigned what, int status, uint64_t deadline_ns);
 
 uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */
 
 /* ---- main.c ------------------------------------------------------------- */
 
 extern volatile int probe_active;    /* set up; pthread_create wraps threads */
-/* Exit in progress (or our signal was taken): no unwinding, no new events. */
+/* Exit in progress: no unwinding, no new events. */
 extern volatile int probe_stopping;
+/*
+ * Is this the process libprobe set up?  Not in a vfork child (it shares our
+ * memory) or a child forked without the atfork handlers (_Fork, clone):
+ * there every interposed function just calls the real one.
+ */
+int probe_is_ours(void);
+/*
+ * The process is ending with status (exit code, 128 + signal, or -1
+ * unknown): send what was sampled, and EXIT when the status is known.
+ * crash: after a fatal signal (the sender avoids the loader's locks).
+ * Async-signal-safe and bounded (about a second in all, at exit).
+ */
+void probe_finish(int status, int crash);
 
 #endif /* PROBE_PRELOAD_H */

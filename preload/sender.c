@@ -10,18 +10,32 @@
  *      (checked about once a second, and at its end), its queued samples as
  *      SAMPLES batches, and LOST deltas of its counters,
  *   4. a non-blocking flush of the output.
- * A closed thread (it ended) is freed once its queue is drained.
+ * A closed thread (it ended) is freed once its queue is drained.  Every
+ * pass it checks that our handler is still installed (a raw rt_sigaction
+ * could have replaced it), and about once a second that no thread has our
+ * signal blocked behind our back; it says once what it found.
  *
- * The consumer lock makes one pass exclusive: the exit path takes it to run
- * the last pass itself, and fork's prepare handler takes it so that the
- * child inherits consistent state.
+ * Requests (probe_request): the exec and exit paths never do this work
+ * themselves - they may be in a signal handler, or a crash may have left
+ * malloc's lock held - but ask the sender (a futex wakes it) and wait for
+ * it, bounded by a deadline.  FLUSH sends everything queued now (exec),
+ * FINAL stops sampling and sends everything with the messages of the run's
+ * end, EXIT sends the EXIT frame; then the sender stops.  Without the
+ * CRASH bit the sender also scans for new objects; with it (a fatal
+ * signal) it does nothing that could need a lock the crashed thread holds
+ * besides ours.
+ *
+ * The consumer lock makes one pass exclusive; fork's prepare handler takes
+ * it so that the child inherits consistent state.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +47,7 @@
 #define TICK_MS 10
 #define IDLE_TICK_MS 50
 #define NAME_CHECK_NS 1000000000ull
+#define CHECK_NS 1000000000ull          /* handler and blocked-thread checks */
 
 struct probe_proc probe_proc;
 pthread_mutex_t probe_consumer_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,6 +58,17 @@ static int hello_sent;
 static uint64_t lost_socket;            /* samples dropped, not yet reported */
 static uint64_t samples_freed;          /* samples of threads already freed */
 static uint64_t last_name_check;
+static uint64_t last_check;
+static unsigned stuck_threads;
+static int said_replaced, said_sigio, said_stuck, said_blocked;
+
+/* Requests: futex words, written by any thread, in any context. */
+static unsigned req_seq, done_seq, req_what;
+static int req_status;
+static uint64_t req_deadline;
+static pid_t sender_tid;
+static int sender_running;
+static int exit_sent;
 
 uint64_t probe_now_ns(void)
 {
@@ -54,7 +80,7 @@ uint64_t probe_now_ns(void)
 
 static size_t read_file(const char *path, char *out, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = probe_open_ro(path);
 	size_t n = 0;
 
 	if (fd < 0)
@@ -67,7 +93,7 @@ static size_t read_file(const char *path, char *out, size_t cap)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
+	probe_close_own(fd);
 	return n;
 }
 
@@ -109,12 +135,19 @@ static void send_hello(void)
 	at = probe_frame_begin(&w, PROBE_F_HELLO, probe_proc.pid);
 	probe_put_u32(&w, PROBE_WIRE_VERSION);
 	probe_put_u32(&w, probe_proc.ppid);
-	probe_put_u32(&w, probe_cfg.type);
-	probe_put_u64(&w, probe_cfg.config);
+	if (probe_mode == PROBE_MODE_TIMER) {
+		/* CPU time, whatever event was asked for. */
+		probe_put_u32(&w, PROBE_EVENT_TIMER);
+		probe_put_u64(&w, 0);
+	} else {
+		probe_put_u32(&w, probe_cfg.type);
+		probe_put_u64(&w, probe_cfg.config);
+	}
 	probe_put_u8(&w, probe_cfg.freq ? 1 : 0);
 	probe_put_u64(&w, probe_cfg.value);
 	probe_put_u64(&w, probe_proc.start_ns);
-	probe_put_str(&w, probe_cfg.event_name);
+	probe_put_str(&w, probe_mode == PROBE_MODE_TIMER ? "cpu-clock"
+						       : probe_cfg.event_name);
 	probe_put_str(&w, probe_proc.exe);
 	probe_put_str(&w, probe_proc.comm);
 	/* cmdline: NUL-terminated strings; the last may be cut by ARGS_MAX. */
@@ -270,29 +303,77 @@ static void announce(struct probe_thread *t, const char *name)
 }
 
 /*
- * One pass over everything.  final: names of all threads, free nothing.
+ * Does thread tid have our signal blocked (its SigBlk)?  Asked only when
+ * its ring has waited for a second.
+ */
+static int blocks_our_signal(pid_t tid)
+{
+	char path[64], buf[2048], *p;
+	unsigned long long blk;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	n = read_file(path, buf, sizeof buf - 1);
+	buf[n] = 0;
+	p = strstr(buf, "SigBlk:");
+	if (!p || sscanf(p + 7, "%llx", &blk) != 1)
+		return 0;
+	return (blk >> (probe_cfg.signo - 1)) & 1;
+}
+
+/* A thread whose ring has not been taken since the last check. */
+static void check_stuck(struct probe_thread *t)
+{
+	uint64_t tail = 0;
+
+	if (t->stuck || t->closed || !probe_ring_pending(t, &tail)) {
+		t->stuck_tail = ~0ull;
+		return;
+	}
+	if (t->stuck_tail == tail && blocks_our_signal(t->tid)) {
+		t->stuck = 1;
+		stuck_threads++;
+	}
+	t->stuck_tail = tail;
+}
+
+/*
+ * One pass over everything.  final: names of all threads, free nothing;
+ * crash: no maps scan (it could wait for a lock the crashed thread holds).
  * Returns the fullest queue's fill, in words.
  */
-static uint64_t pass(int final)
+static uint64_t pass(int final, int crash)
 {
 	struct probe_thread **pp, *t;
 	uint64_t fill, max_fill = 0;
 	uint64_t now = probe_now_ns();
 	int check_names = final || now - last_name_check >= NAME_CHECK_NS;
+	int check = !final && now - last_check >= CHECK_NS;
+	int restarted = probe_output_restarted();
 	char name[17];
 
+	if (restarted) {
+		/* A new connection: it starts with HELLO, MAPs, THREADs. */
+		hello_sent = 0;
+		probe_maps_reset();
+	}
 	if (!hello_sent) {
 		send_hello();
 		hello_sent = 1;
 	}
-	probe_maps_scan(probe_proc.pid);
+	if (!crash)
+		probe_maps_scan(probe_proc.pid);
 	if (check_names)
 		last_name_check = now;
+	if (check)
+		last_check = now;
 
 	pthread_mutex_lock(&probe_reg_lock);
 	for (pp = &probe_threads; (t = *pp) != NULL;) {
 		int closed = __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE);
 
+		if (restarted)
+			t->announced = 0;
 		if (closed) {
 			announce(t, t->end_name);
 		} else if (!t->announced || check_names) {
@@ -306,6 +387,8 @@ static uint64_t pass(int final)
 		if (fill > max_fill)
 			max_fill = fill;
 		report_lost(t);
+		if (check)
+			check_stuck(t);
 		if (closed && !final && !t->adopted) {
 			*pp = t->next;
 			samples_freed += t->samples;
@@ -320,14 +403,37 @@ static uint64_t pass(int final)
 		send_lost(0, PROBE_LOST_SOCKET, lost_socket);
 		lost_socket = 0;
 	}
-	if (!final && probe_handler_taken_over()) {
+	if (__atomic_load_n(&probe_handler_replaced, __ATOMIC_RELAXED) &&
+	    !said_replaced++)
 		probe_msg("the program installed its own handler for signal %d, "
-			  "which profiling uses; profiling stops here (set "
-			  "PROBE_SIGNAL to a realtime signal it does not use)",
-			  probe_cfg.signo);
-		probe_stopping = 1;     /* and no events for new threads */
-		probe_threads_disable_all();
-	}
+			  "which probe samples with; probe keeps sampling and "
+			  "passes the signals that are not its own to the "
+			  "program's handler (set PROBE_SIGNAL to a realtime "
+			  "signal the program does not use)", probe_cfg.signo);
+	if (!final && probe_handler_taken_over() && !said_replaced++)
+		probe_msg("the program replaced probe's handler for signal %d "
+			  "without sigaction or signal (sysv_signal, sigset or a "
+			  "system call); probe put its own back and passes the "
+			  "program's signals on (set PROBE_SIGNAL to a realtime "
+			  "signal the program does not use)", probe_cfg.signo);
+	if (__atomic_load_n(&probe_block_attempts, __ATOMIC_RELAXED) &&
+	    !said_blocked++)
+		probe_msg("the program blocks signal %d, which probe samples "
+			  "with; probe keeps it deliverable so those threads stay "
+			  "profiled, and holds the program's own signal %d until it "
+			  "unblocks it (set PROBE_SIGNAL to a realtime signal the "
+			  "program does not use)", probe_cfg.signo, probe_cfg.signo);
+	if (__atomic_load_n(&probe_sigio_seen, __ATOMIC_RELAXED) && !said_sigio++)
+		probe_msg("the realtime signal queue was full (ulimit -i): "
+			  "samples arrived as SIGIO instead, which probe took; "
+			  "the program was not disturbed");
+	if (stuck_threads && !said_stuck++)
+		probe_msg("%u thread%s blocked signal %d (probe's) by a means "
+			  "probe cannot see, such as a raw system call; %s not "
+			  "sampled while %s so", stuck_threads,
+			  stuck_threads == 1 ? "" : "s", probe_cfg.signo,
+			  stuck_threads == 1 ? "it is" : "they are",
+			  stuck_threads == 1 ? "it stays" : "they stay");
 	probe_output_flush();
 	return max_fill;
 }
@@ -343,21 +449,100 @@ static uint64_t total_samples(void)
 	return n;
 }
 
-void probe_sender_final(int timeout_ms)
+/* The messages of the run's end: what went wrong, counted. */
+static void final_messages(void)
 {
-	sender_quit = 1;
-	if (!scratch)
-		return;
-	pass(1);
-	probe_output_drain(timeout_ms);
+	uint64_t *u = probe_unprofiled, unprof = 0;
+	const char *trouble = probe_output_trouble();
+
+	for (int i = 0; i < PROBE_UNPROF_MAX; i++)
+		unprof += u[i];
+	if (unprof)
+		probe_msg("%llu of %u threads were not profiled: %llu for lack "
+			  "of file descriptors (ulimit -n), %llu of memory, %llu "
+			  "of room in the signal queue (ulimit -i), %llu refused "
+			  "by the kernel, %llu for other reasons",
+			  (unsigned long long)unprof, probe_threads_seen,
+			  (unsigned long long)u[PROBE_UNPROF_FDS],
+			  (unsigned long long)u[PROBE_UNPROF_MEM],
+			  (unsigned long long)u[PROBE_UNPROF_SIGQ],
+			  (unsigned long long)u[PROBE_UNPROF_REFUSED],
+			  (unsigned long long)u[PROBE_UNPROF_OTHER]);
+	if (probe_output_dropped && trouble[0])
+		probe_msg("%llu samples of process %u could not be delivered: %s",
+			  (unsigned long long)probe_output_dropped, probe_proc.pid,
+			  trouble);
 }
 
-void probe_sender_exit(int status, int timeout_ms)
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = probe_now_ns();
+
+	return now >= deadline ? 0 : (int)((deadline - now) / 1000000u);
+}
+
+/* Consumer lock held. */
+static void do_request(unsigned what, int status, uint64_t deadline)
 {
 	if (!scratch)
 		return;
-	send_exit(status, total_samples(), probe_threads_seen);
-	probe_output_drain(timeout_ms);
+	if (what & PROBE_REQ_FINAL) {
+		probe_stopping = 1;
+		pass(1, (what & PROBE_REQ_CRASH) != 0);
+	} else if (what & PROBE_REQ_FLUSH) {
+		pass(0, 0);
+	}
+	if ((what & PROBE_REQ_EXIT) && !exit_sent) {
+		exit_sent = 1;
+		send_exit(status, total_samples(), probe_threads_seen);
+		sender_quit = 1;
+	}
+	probe_output_drain(ms_left(deadline));
+	/* Last: the drain may have had to give up on some. */
+	if (what & PROBE_REQ_EXIT)
+		final_messages();
+}
+
+static long futex(unsigned *addr, int op, unsigned val, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000u),
+			       (long)(timeout_ns % 1000000000u) };
+
+	return syscall(SYS_futex, addr, op, val,
+		       op == FUTEX_WAIT_PRIVATE ? &ts : NULL, NULL, 0);
+}
+
+void probe_request(unsigned what, int status, uint64_t deadline)
+{
+	unsigned mine, done;
+
+	if (!__atomic_load_n(&sender_running, __ATOMIC_ACQUIRE))
+		return;
+	if ((pid_t)syscall(SYS_gettid) == sender_tid) {
+		/* The sender itself is exiting (or crashed): do it here. */
+		if (pthread_mutex_trylock(&probe_consumer_lock) != 0)
+			return;
+		do_request(what, status, deadline);
+		pthread_mutex_unlock(&probe_consumer_lock);
+		return;
+	}
+	if (what & PROBE_REQ_EXIT)
+		__atomic_store_n(&req_status, status, __ATOMIC_RELAXED);
+	__atomic_store_n(&req_deadline, deadline, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&req_what, what, __ATOMIC_SEQ_CST);
+	mine = __atomic_add_fetch(&req_seq, 1, __ATOMIC_SEQ_CST);
+	futex(&req_seq, FUTEX_WAKE_PRIVATE, 1, 0);
+	for (;;) {
+		uint64_t now = probe_now_ns();
+
+		done = __atomic_load_n(&done_seq, __ATOMIC_ACQUIRE);
+		if ((int)(done - mine) >= 0 || now >= deadline)
+			return;
+		if (!__atomic_load_n(&sender_running, __ATOMIC_ACQUIRE))
+			return;
+		futex(&done_seq, FUTEX_WAIT_PRIVATE, done,
+		      deadline - now < 50000000u ? deadline - now : 50000000u);
+	}
 }
 
 /* ---- the thread ---------------------------------------------------------- */
@@ -366,26 +551,50 @@ static void *sender_main(void *arg)
 {
 	int tick = TICK_MS;
 	pid_t self = gettid();
+	unsigned seen = 0;      /* requests may come before we run */
 
 	(void)arg;
+	sender_tid = self;
 	for (;;) {
-		/* Sleep one tick, or until a slow collector takes more. */
-		struct pollfd p = { .fd = probe_output_fd(), .events = POLLOUT };
-		uint64_t fill;
+		unsigned seq = __atomic_load_n(&req_seq, __ATOMIC_ACQUIRE);
+		int out = probe_output_fd();
 
-		poll(&p, p.fd >= 0 ? 1 : 0, tick);
-		pthread_mutex_lock(&probe_consumer_lock);
-		if (sender_quit) {
-			pthread_mutex_unlock(&probe_consumer_lock);
-			break;
+		if (seq == seen) {
+			/* One tick, or a request, or a slow collector taking more. */
+			if (out >= 0) {
+				struct pollfd p = { .fd = out, .events = POLLOUT };
+				poll(&p, 1, tick);
+			} else {
+				futex(&req_seq, FUTEX_WAIT_PRIVATE, seq,
+				      (uint64_t)tick * 1000000u);
+			}
 		}
-		/*
-		 * A queue over 1/8 full (high rate, deep stacks): come back soon;
-		 * nothing at all: the program is idle, wake up less often.
-		 */
-		fill = pass(0);
-		tick = fill > PROBE_QUEUE_WORDS / 8 ? 1 : fill ? TICK_MS : IDLE_TICK_MS;
+		pthread_mutex_lock(&probe_consumer_lock);
+		seq = __atomic_load_n(&req_seq, __ATOMIC_ACQUIRE);
+		if (seq != seen) {
+			unsigned what = __atomic_exchange_n(&req_what, 0,
+							    __ATOMIC_SEQ_CST);
+
+			do_request(what, __atomic_load_n(&req_status, __ATOMIC_RELAXED),
+				   __atomic_load_n(&req_deadline, __ATOMIC_RELAXED));
+			seen = seq;
+			__atomic_store_n(&done_seq, seq, __ATOMIC_RELEASE);
+			futex(&done_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0);
+			tick = TICK_MS;
+		} else if (!sender_quit && !probe_stopping) {
+			/*
+			 * A queue over 1/8 full (high rate, deep stacks): come
+			 * back soon; nothing at all: the program is idle, wake up
+			 * less often.
+			 */
+			uint64_t fill = pass(0, 0);
+			tick = fill > PROBE_QUEUE_WORDS / 8 ? 1 : fill ? TICK_MS : IDLE_TICK_MS;
+		} else {
+			tick = IDLE_TICK_MS;
+		}
 		pthread_mutex_unlock(&probe_consumer_lock);
+		if (sender_quit)
+			break;
 		if (__atomic_load_n(&probe_main_exited, __ATOMIC_ACQUIRE)) {
 			tick = TICK_MS;
 			/* What glibc's last thread would do; we are the last one. */
@@ -393,6 +602,8 @@ static void *sender_main(void *arg)
 				exit(0);
 		}
 	}
+	__atomic_store_n(&sender_running, 0, __ATOMIC_RELEASE);
+	futex(&done_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, 0);
 	return NULL;
 }
 
@@ -409,13 +620,15 @@ int probe_sender_start(void)
 		return -1;
 	/* Born with every signal blocked: no window where one could land. */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	probe_real_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	__atomic_store_n(&sender_running, 1, __ATOMIC_RELEASE);
 	r = probe_real_pthread_create(&th, &attr, sender_main, NULL);
 	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	probe_real_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
+		__atomic_store_n(&sender_running, 0, __ATOMIC_RELEASE);
 		probe_msg("cannot start the sender thread (%s); not profiling",
 			  strerror(r));
 		return -1;
@@ -437,5 +650,12 @@ void probe_sender_after_fork_child(void)
 	lost_socket = 0;
 	samples_freed = 0;
 	last_name_check = 0;
+	last_check = 0;
+	stuck_threads = 0;
+	said_replaced = said_sigio = said_stuck = said_blocked = 0;
+	req_seq = done_seq = req_what = 0;
+	sender_tid = 0;
+	sender_running = 0;
+	exit_sent = 0;
 	probe_maps_reset();
 }

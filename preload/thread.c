@@ -6,14 +6,17 @@
  *   1. allocated by the creator (pthread_create wrapper): the queue memory
  *      is allocated and touched here, never in the signal handler;
  *   2. the trampoline, on the new thread, before the user's routine:
- *      unblocks our signal (the creator may have blocked everything),
- *      sets the TLS pointer and the pthread key, primes libunwind on this
- *      thread, registers the thread (the sender announces it), opens the
- *      event for this tid and enables it;
+ *      unblocks our signal (the creator may have blocked everything; the
+ *      thread keeps the creator's view of its mask, signals.c), sets the
+ *      TLS pointer and the pthread key, primes libunwind on this thread,
+ *      registers the thread (the sender announces it), opens its source
+ *      (perf event, or CPU-time timer) and starts it;
  *   3. at thread end (return or pthread_exit) the key destructor blocks our
- *      signal for good, disables and closes the event, drains the ring a
- *      last time, records the thread's final name and marks it closed;
+ *      signal for good, drains the ring a last time and ends the source,
+ *      records the thread's final name and marks it closed;
  *   4. the sender drains the queue and frees it (samples are kept).
+ * A thread that cannot be profiled (descriptors, memory, signal queue) is
+ * counted by cause, said once at the time and in total at exit.
  * Threads that existed before the constructor ran (another preloaded
  * library's threads) are found in /proc/self/task and given an event that
  * is opened for their tid and owned by it; the handler finds their state by
@@ -65,11 +68,11 @@ void probe_thread_comm(pid_t tid, char out[17])
 
 	out[0] = 0;
 	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = probe_open_ro(path);
 	if (fd < 0)
 		return;
 	n = read(fd, out, 16);
-	close(fd);
+	probe_close_own(fd);
 	if (n <= 0)
 		return;
 	out[n] = 0;
@@ -85,6 +88,8 @@ struct probe_thread *probe_thread_alloc(void)
 		return NULL;
 	memset(t, 0, sizeof *t);
 	t->fd = -1;
+	t->sigfd = -1;
+	t->timer = -1;
 	if (probe_queue_init(&t->q) < 0) {
 		free(t);
 		return NULL;
@@ -109,68 +114,57 @@ void probe_thread_register(struct probe_thread *t)
 
 /* ---- opening events, with one clear message per kind of failure --------- */
 
-static int events_refused;      /* perf events unusable here: stop trying */
+uint64_t probe_unprofiled[PROBE_UNPROF_MAX];
+static int events_refused;      /* no source can be opened here: stop trying */
 
 static int read_int_file(const char *path)
 {
 	char buf[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = probe_open_ro(path);
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	probe_close_own(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
 	return atoi(buf);
 }
 
+static void unprofiled(int why)
+{
+	__atomic_add_fetch(&probe_unprofiled[why], 1, __ATOMIC_RELAXED);
+}
+
+/* A thread's source failed (err, at step): say so once per kind, count it. */
 static void report_open_error(int err, const char *step, pid_t tid)
 {
-	static int said_refused, said_fds, said_mlock, said_other;
+	static int said_fds, said_mem, said_sigq, said_other;
 
-	if (strcmp(step, "perf_event_open") == 0 &&
-	    (err == EACCES || err == EPERM)) {
-		if (!said_refused++)
-			probe_msg("perf_event_open refused for event '%s' (%s); "
-				  "perf_event_paranoid is %d (user-space "
-				  "profiling of your own threads needs <= 2; a "
-				  "container's seccomp policy may also block it); "
-				  "not profiling",
-				  probe_cfg.event_name, strerror(err),
-				  read_int_file("/proc/sys/kernel/perf_event_paranoid"));
-		events_refused = 1;
-	} else if (strcmp(step, "perf_event_open") == 0 && err == ENOSYS) {
-		if (!said_refused++)
-			probe_msg("perf_event_open is not available (%s): the "
-				  "kernel lacks perf events or a seccomp policy "
-				  "blocks them; not profiling", strerror(err));
-		events_refused = 1;
-	} else if (strcmp(step, "perf_event_open") == 0 && err == EINVAL) {
-		if (!said_refused++)
-			probe_msg("the kernel rejected the settings of event "
-				  "'%s' (%s): is the rate above "
-				  "/proc/sys/kernel/perf_event_max_sample_rate "
-				  "(%d)? not profiling", probe_cfg.event_name,
-				  strerror(err),
-				  read_int_file("/proc/sys/kernel/perf_event_max_sample_rate"));
-		events_refused = 1;
-	} else if (err == EMFILE || err == ENFILE) {
+	if (err == EMFILE || err == ENFILE) {
+		unprofiled(PROBE_UNPROF_FDS);
 		if (!said_fds++)
-			probe_msg("cannot open a perf event for thread %d (%s); "
-				  "it and later threads may go unprofiled (raise "
-				  "ulimit -n)", (int)tid, strerror(err));
-	} else if (strcmp(step, "mmap") == 0 && (err == EPERM || err == ENOMEM)) {
-		if (!said_mlock++)
-			probe_msg("cannot map the sample buffer of thread %d (%s): "
-				  "the locked-memory budget for perf buffers is "
-				  "used up (perf_event_mlock_kb is %d per CPU, then "
-				  "ulimit -l); it and later threads may go "
-				  "unprofiled", (int)tid, strerror(err),
-				  read_int_file("/proc/sys/kernel/perf_event_mlock_kb"));
+			probe_msg("cannot open a perf event for thread %d (%s); it "
+				  "is not profiled, nor are later threads while "
+				  "this lasts (raise ulimit -n)", (int)tid,
+				  strerror(err));
+	} else if (err == ENOMEM) {
+		unprofiled(PROBE_UNPROF_MEM);
+		if (!said_mem++)
+			probe_msg("out of memory setting up profiling of thread "
+				  "%d (%s failed); it is not profiled", (int)tid,
+				  step);
+	} else if (err == EAGAIN && probe_mode == PROBE_MODE_TIMER) {
+		unprofiled(PROBE_UNPROF_SIGQ);
+		if (!said_sigq++)
+			probe_msg("cannot create a CPU-time timer for thread %d "
+				  "(%s): the signal queue limit is reached (raise "
+				  "ulimit -i); it is not profiled", (int)tid,
+				  strerror(err));
 	} else {
+		unprofiled(PROBE_UNPROF_OTHER);
 		if (!said_other++)
 			probe_msg("cannot set up profiling of thread %d: %s "
 				  "failed (%s); it is not profiled", (int)tid,
@@ -178,17 +172,59 @@ static void report_open_error(int err, const char *step, pid_t tid)
 	}
 }
 
-/* Open t's event for tid; on failure count the thread as lost. */
-static int open_event(struct probe_thread *t, pid_t tid)
+/* The thread's sampling source for tid: a perf event, or a timer. */
+static int source_open(struct probe_thread *t, pid_t tid, const char **step)
+{
+	if (probe_mode == PROBE_MODE_TIMER) {
+		*step = "timer_create";
+		return probe_timer_open(t, tid);
+	}
+	return probe_event_open(t, tid, step);
+}
+
+/* Start it: enable the event (and drop its fd) or arm the timer. */
+static void source_start(struct probe_thread *t)
+{
+	if (probe_mode == PROBE_MODE_TIMER) {
+		if (t->timer >= 0)
+			probe_timer_arm(t);
+	} else if (t->fd >= 0) {
+		probe_event_enable(t);
+	}
+}
+
+/*
+ * Owner, its signal blocked: end the source, keeping what the ring holds
+ * (unless our handler is under us on this thread: it is draining it).
+ */
+static void source_close(struct probe_thread *t)
+{
+	if (probe_mode == PROBE_MODE_TIMER) {
+		probe_timer_close(t);
+		return;
+	}
+	if (t->ring && !t->in_handler) {
+		t->in_handler = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		probe_drain_ring(t, NULL);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->in_handler = 0;
+	}
+	probe_event_close(t);
+}
+
+/* Open t's source for tid; on failure count the thread as lost. */
+static int open_source(struct probe_thread *t, pid_t tid)
 {
 	const char *step = "";
 	int r;
 
 	if (events_refused) {
 		t->lost[PROBE_LOST_THREAD]++;
+		unprofiled(PROBE_UNPROF_REFUSED);
 		return -1;
 	}
-	r = probe_event_open(t, tid, &step);
+	r = source_open(t, tid, &step);
 	if (r == 0)
 		return 0;
 	report_open_error(-r, step, tid);
@@ -196,28 +232,93 @@ static int open_event(struct probe_thread *t, pid_t tid)
 	return -1;
 }
 
+/* Perf events refused: say why once, with the remedy, and use timers. */
+static void fall_back_to_timers(int err)
+{
+	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid");
+	int clock = probe_cfg.type == 1 /* PERF_TYPE_SOFTWARE */ &&
+		    (probe_cfg.config == 0 || probe_cfg.config == 1);
+	char what[128];
+
+	snprintf(what, sizeof what, "%s%s%s", clock ? "" : "CPU time, not ",
+		 clock ? "" : probe_cfg.event_name, clock ? "" : ", ");
+	if (err == ENOSYS)
+		probe_msg("perf_event_open is not available (%s: the kernel "
+			  "lacks perf events, or a seccomp policy blocks them): "
+			  "sampling %swith per-thread CPU-time timers instead, at "
+			  "most one sample per kernel tick (allow perf_event_open "
+			  "in the container's seccomp profile for full rate)",
+			  strerror(err), what);
+	else if ((err == EACCES || err == EPERM) && paranoid > 2 && geteuid() != 0)
+		probe_msg("perf_event_open is refused (%s): kernel."
+			  "perf_event_paranoid is %d, and ordinary users need 2 "
+			  "or less; sampling %swith per-thread CPU-time timers "
+			  "instead, at most one sample per kernel tick (sysctl "
+			  "kernel.perf_event_paranoid=2 for full rate)",
+			  strerror(err), paranoid, what);
+	else if (err == EACCES || err == EPERM)
+		probe_msg("perf_event_open is refused (%s) although kernel."
+			  "perf_event_paranoid is %d: a seccomp policy (as in "
+			  "containers) or a security module refuses it; sampling "
+			  "%swith per-thread CPU-time timers instead, at most one "
+			  "sample per kernel tick (allow perf_event_open in the "
+			  "seccomp profile for full rate)", strerror(err),
+			  paranoid, what);
+	else
+		probe_msg("perf_event_open failed (%s): sampling %swith "
+			  "per-thread CPU-time timers instead, at most one sample "
+			  "per kernel tick", strerror(err), what);
+	probe_mode = PROBE_MODE_TIMER;
+}
+
 /*
- * The main thread's event decides what this process can do: a hardware
- * event that this machine does not have falls back to cpu-clock; a refusal
- * stops all further attempts.
+ * The main thread's source decides what this process can do: a hardware
+ * event that this machine does not have falls back to cpu-clock; perf
+ * events refused (or PROBE_TIMER=1) fall back to CPU-time timers; if those
+ * fail too, no thread is profiled.
  */
 int probe_thread_open_first(struct probe_thread *t)
 {
 	const char *step = "";
-	int r = probe_event_open(t, t->tid, &step);
+	int r;
 
-	if (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV) {
+	if (probe_cfg.timer)
+		probe_mode = PROBE_MODE_TIMER;
+	r = source_open(t, t->tid, &step);
+	if (probe_mode == PROBE_MODE_PERF &&
+	    (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV)) {
 		char name[64];
 
 		snprintf(name, sizeof name, "%s", probe_cfg.event_name);
 		probe_config_fallback_cpu_clock();
 		probe_msg("event '%s' is not supported on this machine (%s); "
 			  "falling back to cpu-clock", name, strerror(-r));
-		r = probe_event_open(t, t->tid, &step);
+		r = source_open(t, t->tid, &step);
+	}
+	if (probe_mode == PROBE_MODE_PERF && strcmp(step, "perf_event_open") == 0 &&
+	    (r == -EACCES || r == -EPERM || r == -ENOSYS)) {
+		fall_back_to_timers(-r);
+		r = source_open(t, t->tid, &step);
 	}
 	if (r == 0)
 		return 0;
-	report_open_error(-r, step, t->tid);
+	if (probe_mode == PROBE_MODE_PERF && strcmp(step, "perf_event_open") == 0 &&
+	    r == -EINVAL) {
+		probe_msg("the kernel rejected the settings of event '%s' (%s): "
+			  "is the rate above /proc/sys/kernel/"
+			  "perf_event_max_sample_rate (%d)? not profiling",
+			  probe_cfg.event_name, strerror(-r),
+			  read_int_file("/proc/sys/kernel/perf_event_max_sample_rate"));
+		events_refused = 1;
+		unprofiled(PROBE_UNPROF_REFUSED);
+	} else if (probe_mode == PROBE_MODE_TIMER && r != -EAGAIN) {
+		probe_msg("cannot create a CPU-time timer either (%s); not "
+			  "profiling", strerror(-r));
+		events_refused = 1;
+		unprofiled(PROBE_UNPROF_REFUSED);
+	} else {
+		report_open_error(-r, step, t->tid);
+	}
 	t->lost[PROBE_LOST_THREAD]++;
 	return -1;
 }
@@ -241,20 +342,43 @@ void probe_thread_stop_self(void)
 		return;
 	/*
 	 * Blocked for good: a signal still queued for the closed event must
-	 * not reach the app's handler (or the default action) later.  The
+	 * not reach the program's handler (or the default action) later.  The
 	 * kernel discards it when the thread exits.
 	 */
 	probe_block_signal(NULL);
+	/* The sender may be looking at the ring (stuck check): reg lock. */
 	pthread_mutex_lock(&probe_reg_lock);
-	probe_event_disable(t);
-	pthread_mutex_unlock(&probe_reg_lock);
-	probe_drain_ring(t, NULL);
-	pthread_mutex_lock(&probe_reg_lock);
-	probe_event_close(t);
+	source_close(t);
 	pthread_mutex_unlock(&probe_reg_lock);
 	prctl(PR_GET_NAME, t->end_name, 0, 0, 0);
 	probe_self = NULL;
 	__atomic_store_n(&t->closed, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Exec path: no locks (exec may be called from a signal handler).  The
+ * caller has blocked our signal; the event ends (munmap, no more signals)
+ * and the timer is deleted, so nothing new can be queued for this thread.
+ */
+void probe_thread_pause_self(void)
+{
+	struct probe_thread *t = probe_current_thread();
+
+	if (!t || t->closed)
+		return;
+	source_close(t);
+}
+
+/* The exec failed: sample this thread again. */
+void probe_thread_resume_self(void)
+{
+	struct probe_thread *t = probe_self;
+
+	if (!t || t->closed || probe_stopping)
+		return;
+	if ((t->sigfd >= 0 || t->timer >= 0) || open_source(t, t->tid) < 0)
+		return;
+	source_start(t);
 }
 
 int probe_main_exited;
@@ -303,11 +427,11 @@ int probe_app_threads_alive(pid_t self)
 		if (tid <= 0 || tid == self)
 			continue;
 		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = probe_open_ro(path);
 		if (fd < 0)
 			continue;   /* gone */
 		n = read(fd, buf, sizeof buf - 1);
-		close(fd);
+		probe_close_own(fd);
 		if (n <= 0)
 			continue;
 		buf[n] = 0;
@@ -326,19 +450,23 @@ struct probe_start {
 	void *(*fn)(void *);
 	void *arg;
 	struct probe_thread *t;
+	int app_blocked;        /* the creator's view of our signal */
 };
 
-static __attribute__((noinline)) void thread_begin(struct probe_thread *t)
+static __attribute__((noinline)) void thread_begin(struct probe_thread *t,
+						   int app_blocked)
 {
 	sigset_t ours;
 
+	/* The creator may have blocked everything: the view stays its own. */
+	probe_app_blocked = app_blocked;
 	sigemptyset(&ours);
 	sigaddset(&ours, probe_cfg.signo);
-	pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+	probe_real_sigmask(SIG_UNBLOCK, &ours, NULL);
 	probe_thread_attach_self(t);
 	probe_thread_register(t);
-	if (!probe_stopping && open_event(t, t->tid) == 0)
-		probe_event_enable(t);
+	if (!probe_stopping && open_source(t, t->tid) == 0)
+		source_start(t);
 }
 
 /*
@@ -351,7 +479,7 @@ static void *probe_thread_start(void *p)
 	void *(*fn)(void *) = s->fn;
 	void *arg = s->arg;
 
-	thread_begin(s->t);
+	thread_begin(s->t, s->app_blocked);
 	free(s);
 	return fn(arg);
 }
@@ -366,7 +494,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	resolve_create();
 	if (!real_create)
 		return EAGAIN;
-	if (!probe_active || probe_stopping)
+	if (!probe_active || probe_stopping || !probe_is_ours())
 		return real_create(th, attr, fn, arg);
 	s = malloc(sizeof *s);
 	if (s)
@@ -374,10 +502,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (!s || !s->t) {
 		/* Out of memory: run the thread unprofiled rather than fail it. */
 		free(s);
+		unprofiled(PROBE_UNPROF_MEM);
 		return real_create(th, attr, fn, arg);
 	}
 	s->fn = fn;
 	s->arg = arg;
+	s->app_blocked = probe_app_blocked;
 	r = real_create(th, attr, probe_thread_start, s);
 	if (r) {
 		probe_thread_free(s->t);
@@ -421,7 +551,7 @@ void probe_threads_adopt_existing(void)
 			break;
 		t->tid = tid;
 		t->adopted = 1;
-		if (open_event(t, tid) < 0) {
+		if (open_source(t, tid) < 0) {
 			/* Gone already, or not ours to profile. */
 			probe_thread_free(t);
 			continue;
@@ -438,24 +568,17 @@ void probe_threads_enable_all(void)
 {
 	pthread_mutex_lock(&probe_reg_lock);
 	for (struct probe_thread *t = probe_threads; t; t = t->next)
-		if (t->fd >= 0)
-			probe_event_enable(t);
-	pthread_mutex_unlock(&probe_reg_lock);
-}
-
-void probe_threads_disable_all(void)
-{
-	pthread_mutex_lock(&probe_reg_lock);
-	for (struct probe_thread *t = probe_threads; t; t = t->next)
-		probe_event_disable(t);
+		if (!t->closed)
+			source_start(t);
 	pthread_mutex_unlock(&probe_reg_lock);
 }
 
 /*
  * Fork child (only the forking thread exists; the registry lock was taken
- * in the prepare handler, so the list is consistent): every event fd and
- * ring we inherited belongs to the parent.  Close ours without disabling,
- * forget the parent's threads, keep (and reset) the calling thread's state.
+ * in the prepare handler, so the list is consistent): every ring and fd we
+ * inherited belongs to the parent's events (timers are not inherited).
+ * Drop ours without disabling, forget the parent's threads, keep (and
+ * reset) the calling thread's state.
  */
 void probe_threads_after_fork_child(void)
 {
@@ -474,6 +597,7 @@ void probe_threads_after_fork_child(void)
 	probe_threads_seen = 0;
 	probe_nadopted = 0;
 	memset(probe_adopted, 0, sizeof probe_adopted);
+	memset(probe_unprofiled, 0, sizeof probe_unprofiled);
 	if (!self) {
 		self = probe_thread_alloc();
 		if (!self) {
@@ -486,6 +610,8 @@ void probe_threads_after_fork_child(void)
 		memset(self, 0, sizeof *self);
 		self->q.words = q.words;
 		self->fd = -1;
+		self->sigfd = -1;
+		self->timer = -1;
 	}
 	probe_thread_attach_self(self);
 	probe_thread_register(self);

@@ -18,6 +18,7 @@
  * before that thread's event is enabled.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <string.h>
 #include <ucontext.h>
 
@@ -26,6 +27,35 @@
 typedef int (*unw_backtrace_fn)(void **buf, int size);
 
 static unw_backtrace_fn unw_bt;
+static uintptr_t unw_lo, unw_hi;        /* libunwind's code */
+
+/* The code segment holding unw_backtrace: libunwind's own. */
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t pc = (uintptr_t)arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && pc >= lo && pc < lo + ph->p_memsz) {
+			unw_lo = lo;
+			unw_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Is pc in libunwind?  Its calls to sigprocmask (its locks, its per-thread
+ * cache's destructor at thread exit) are not the program's.
+ */
+int probe_unwind_owns(const void *pc)
+{
+	return (uintptr_t)pc >= unw_lo && (uintptr_t)pc < unw_hi;
+}
 
 int probe_unwind_load(void)
 {
@@ -44,6 +74,7 @@ int probe_unwind_load(void)
 			  "hold only the sampled address (libunwind too old?)");
 		return -1;
 	}
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)unw_bt);
 	return 0;
 }
 
@@ -51,8 +82,11 @@ void probe_unwind_prime(void)
 {
 	void *buf[8];
 
-	if (unw_bt)
+	if (unw_bt) {
+		probe_in_probe++;
 		unw_bt(buf, 8);
+		probe_in_probe--;
+	}
 }
 
 /* SIGNAL CONTEXT. */
@@ -65,7 +99,9 @@ int probe_unwind(void *ucv, uint64_t *buf, int *first)
 	if (!unw_bt)
 		return 0;
 	/* void * and uint64_t are the same 8 bytes on x86-64. */
+	probe_in_probe++;
 	n = unw_bt((void **)buf, PROBE_UNWIND_BUF);
+	probe_in_probe--;
 	/*
 	 * Our handler's frames come first, then the signal frame, whose IP is
 	 * the interrupted RIP: the first match is the start of the app's stack.

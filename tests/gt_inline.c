@@ -15,14 +15,6 @@
 
 #include "gt_work.h"
 
-/* GCC's noipa keeps a function whole and separately named; clang has no
- * such attribute, and noinline is what it needs. */
-#ifdef __clang__
-#define GT_KEEP __attribute__((noinline))
-#else
-#define GT_KEEP __attribute__((noipa))
-#endif
-
 static inline __attribute__((always_inline)) double inline_three(double x)
 {
 	for (long u = 0; u < 3L * GT_UNIT; u++) x = x * 1.0000001 + 0.25; /* HOT3 */

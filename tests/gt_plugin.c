@@ -20,15 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-typedef void (*run_fn)(long);
+#include "gt_work.h"
 
-/* GCC's noipa keeps a function whole and separately named; clang has no
- * such attribute, and noinline is what it needs. */
-#ifdef __clang__
-#define GT_KEEP __attribute__((noinline))
-#else
-#define GT_KEEP __attribute__((noipa))
-#endif
+typedef void (*run_fn)(long);
 
 /* The empty asm after the call keeps it a call (not a tail jump). */
 #define CALLER(name) \

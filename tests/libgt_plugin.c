@@ -7,14 +7,6 @@
  */
 #include "gt_work.h"
 
-/* GCC's noipa keeps a function whole and separately named; clang has no
- * such attribute, and noinline is what it needs. */
-#ifdef __clang__
-#define GT_KEEP __attribute__((noinline))
-#else
-#define GT_KEEP __attribute__((noipa))
-#endif
-
 #ifndef PLUGIN
 #define PLUGIN a
 #endif

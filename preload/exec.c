@@ -1,0 +1,300 @@
+/*
+ * exec.c - the interposed exec family.
+ *
+ * exec replaces the image; what the old one sampled must reach the
+ * collector first, and nothing of ours may be left pending: a realtime
+ * signal's default action is to terminate, pending signals survive exec,
+ * and the new image's handler does not exist until its constructor runs.
+ * So, before the real call:
+ *   1. block our signal and SIGIO on this thread (the real mask);
+ *   2. end this thread's event or timer (probe_thread_pause_self), so that
+ *      nothing new can be queued for it (other threads' signals are
+ *      directed at them, and they die with their pending signals);
+ *   3. ask the sender to send everything queued now (FLUSH), bounded;
+ *   4. take our signals that are still pending (sigtimedwait, no wait):
+ *      ours are dropped, the program's own are kept;
+ *   5. set the mask the new image inherits to the program's own view, and
+ *      queue the program's own signals again.
+ * If the exec fails, the mask is restored and the thread samples again.
+ * The new image (dynamically linked, with LD_PRELOAD still set) starts
+ * profiling from its constructor; its HELLO names the new exe and argv.
+ *
+ * Async-signal-safe (execve may be called from a handler): no locks, no
+ * allocation.  In a vfork child, or a child forked without our atfork
+ * handlers (probe_is_ours() is 0), nothing is done: that process's state is
+ * not its own, and it has nothing of ours pending.  glibc's posix_spawn and
+ * system() exec in such a child, internally.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define FLUSH_WAIT_NS 500000000ull
+#define KEEP_MAX 16
+
+struct exec_state {
+	int active;
+	sigset_t saved;                 /* the real mask before */
+};
+
+static void *real(const char *name, void **cache)
+{
+	if (!*cache)
+		*cache = dlsym(RTLD_NEXT, name);
+	return *cache;
+}
+
+/* Is this pending signal one of ours (from our events or timers)? */
+static int ours(int sig, const siginfo_t *si)
+{
+	if (sig == SIGIO)
+		return si->si_code == SI_KERNEL;
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_ptr == (void *)probe_self;
+	return si->si_code > 0;
+}
+
+static void before_exec(struct exec_state *st)
+{
+	sigset_t s, m;
+	siginfo_t keep[KEEP_MAX];
+	int nkeep = 0, sig;
+	struct timespec zero = { 0, 0 };
+
+	st->active = 0;
+	if (!probe_active || !probe_is_ours())
+		return;
+	st->active = 1;
+	sigemptyset(&s);
+	sigaddset(&s, probe_cfg.signo);
+	sigaddset(&s, SIGIO);
+	probe_real_sigmask(SIG_BLOCK, &s, &st->saved);
+	probe_thread_pause_self();
+	probe_request(PROBE_REQ_FLUSH, 0, probe_now_ns() + FLUSH_WAIT_NS);
+	for (int i = 0; i < 100000; i++) {
+		siginfo_t si;
+
+		sig = (int)syscall(SYS_rt_sigtimedwait, &s, &si, &zero, 8);
+		if (sig <= 0)
+			break;
+		if (!ours(sig, &si) && nkeep < KEEP_MAX)
+			keep[nkeep++] = si;
+	}
+	/* What the new image inherits: the program's own view of the mask. */
+	m = st->saved;
+	if (probe_app_blocked)
+		sigaddset(&m, probe_cfg.signo);
+	else
+		sigdelset(&m, probe_cfg.signo);
+	probe_real_sigmask(SIG_SETMASK, &m, NULL);
+	for (int i = 0; i < nkeep; i++)
+		syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid),
+			keep[i].si_signo, &keep[i]);
+}
+
+static void after_failed_exec(struct exec_state *st)
+{
+	int saved_errno = errno;
+
+	if (st->active) {
+		probe_real_sigmask(SIG_SETMASK, &st->saved, NULL);
+		probe_thread_resume_self();
+	}
+	errno = saved_errno;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+static void *c_execve, *c_execv, *c_execvp, *c_execvpe, *c_execveat, *c_fexecve;
+
+/* Resolved at start: execve may be called from a signal handler. */
+void probe_exec_init(void)
+{
+	real("execve", &c_execve);
+	real("execv", &c_execv);
+	real("execvp", &c_execvp);
+	real("execvpe", &c_execvpe);
+	real("execveat", &c_execveat);
+	real("fexecve", &c_fexecve);
+}
+
+__attribute__((visibility("default")))
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	execve_fn fn = (execve_fn)real("execve", &c_execve);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(path, argv, envp);
+	after_failed_exec(&st);
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int execv(const char *path, char *const argv[])
+{
+	execv_fn fn = (execv_fn)real("execv", &c_execv);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(path, argv);
+	after_failed_exec(&st);
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int execvp(const char *file, char *const argv[])
+{
+	execv_fn fn = (execv_fn)real("execvp", &c_execvp);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(file, argv);
+	after_failed_exec(&st);
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	execve_fn fn = (execve_fn)real("execvpe", &c_execvpe);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(file, argv, envp);
+	after_failed_exec(&st);
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int execveat(int dirfd, const char *path, char *const argv[],
+	     char *const envp[], int flags)
+{
+	execveat_fn fn = (execveat_fn)real("execveat", &c_execveat);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(dirfd, path, argv, envp, flags);
+	after_failed_exec(&st);
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fexecve_fn fn = (fexecve_fn)real("fexecve", &c_fexecve);
+	struct exec_state st;
+
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec(&st);
+	fn(fd, argv, envp);
+	after_failed_exec(&st);
+	return -1;
+}
+
+/*
+ * The execl family builds an argv and calls the matching execv* (glibc's
+ * own execl calls its internal execve, which we would not see).  The argv
+ * lives on the stack: these are async-signal-safe too.
+ */
+#define COUNT_ARGS(first, n)                                            \
+	do {                                                            \
+		va_list ap_;                                            \
+		va_start(ap_, first);                                   \
+		for (n = 1; va_arg(ap_, char *) != NULL; n++)           \
+			;                                               \
+		va_end(ap_);                                            \
+	} while (0)
+
+__attribute__((visibility("default")))
+int execl(const char *path, const char *arg, ...)
+{
+	size_t n;
+
+	COUNT_ARGS(arg, n);
+	{
+		char *argv[n + 1];
+		va_list ap;
+
+		argv[0] = (char *)arg;
+		va_start(ap, arg);
+		for (size_t i = 1; i <= n; i++)
+			argv[i] = va_arg(ap, char *);
+		va_end(ap);
+		return execv(path, argv);
+	}
+}
+
+__attribute__((visibility("default")))
+int execlp(const char *file, const char *arg, ...)
+{
+	size_t n;
+
+	COUNT_ARGS(arg, n);
+	{
+		char *argv[n + 1];
+		va_list ap;
+
+		argv[0] = (char *)arg;
+		va_start(ap, arg);
+		for (size_t i = 1; i <= n; i++)
+			argv[i] = va_arg(ap, char *);
+		va_end(ap);
+		return execvp(file, argv);
+	}
+}
+
+__attribute__((visibility("default")))
+int execle(const char *path, const char *arg, ...)
+{
+	size_t n;
+
+	COUNT_ARGS(arg, n);
+	{
+		char *argv[n + 1];
+		char *const *envp;
+		va_list ap;
+
+		argv[0] = (char *)arg;
+		va_start(ap, arg);
+		for (size_t i = 1; i <= n; i++)
+			argv[i] = va_arg(ap, char *);
+		envp = va_arg(ap, char *const *);
+		va_end(ap);
+		return execve(path, argv, envp);
+	}
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# The program never notices, signals-wise: its own handlers, masks and
+# timers (SIGALRM, SIGPROF, SIGCHLD) work as before; slow calls do not
+# fail with EINTR; threads that block every signal still run (and are
+# still sampled); a program that uses probe's own signal (handler,
+# sigqueue, timer, blocking it, sysv_signal and sigset) gets its signals,
+# sees what it set, and probe says so once; a thread that blocks every
+# signal with a raw system call runs (unsampled), and probe says so; a
+# signal sent from outside with the default action
+# still kills; a SIGSEGV handler that recovers still does.  Each case runs
+# bare and under probe record at 10 kHz and compares stdout, stderr and
+# the exit status.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fault.sh"
+n=0
+for u in $USERS; do n=$((n + 16)); done
+plan $n
+
+PR_OPTS="-F 10000"
+S=$GT/gt_signals
+for u in $USERS; do
+	for m in alarm prof chld eintr; do
+		compare "$m" "$u" "$S" $m
+	done
+	grep -q 'EINTR: nanosleep 0, poll 0, epoll_wait 0, select 0, read 0, sigtimedwait 0' "$T/probe.out"
+	ok $? "eintr ($u): no call failed with EINTR under probe: $(cat "$T/probe.out")"
+
+	compare "mask" "$u" "$S" mask
+	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
+	a=$(samples_of "$T/rep" masked_work)
+	[ "$a" -gt 200 ]
+	ok $? "mask ($u): threads that block every signal are sampled ($a samples, want > 200)"
+
+	compare "ours" "$u" "$S" ours
+	grep -q "^probe: the program installed its own handler for signal" "$T/probe.err"
+	ok $? "ours ($u): probe says the program shares its signal: $(grep -c '^probe: ' "$T/probe.err") probe: lines"
+	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
+	a=$(samples_of "$T/rep" busy)
+	[ "$a" -gt 20 ]
+	ok $? "ours ($u): and keeps sampling ($a samples in busy)"
+
+	compare "sysv" "$u" "$S" sysv
+	compare "rawmask" "$u" "$S" rawmask
+	grep -q "^probe: 1 thread blocked signal .* by a means probe cannot see" "$T/probe.err"
+	ok $? "rawmask ($u): probe says a thread blocked its signal behind its back"
+	compare "segv" "$u" "$S" segv
+	# The shell reports how its child died, bare and profiled alike.
+	compare "kill -40 from outside" "$u" sh -c 'sh -c "kill -40 \$\$; sleep 1"; echo "status $?"'
+	compare "kill -IO from outside" "$u" sh -c 'sh -c "kill -IO \$\$; sleep 1"; echo "status $?"'
+done
+done_testing

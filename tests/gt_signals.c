@@ -1,0 +1,422 @@
+/*
+ * gt_signals - a program that uses signals, masks and timers itself; its
+ * output must be the same with and without probe.
+ *   gt_signals alarm    SIGALRM from an interval timer (no SA_RESTART), a
+ *                       read that the program expects to see EINTR, and one
+ *                       it expects restarted (SA_RESTART)
+ *   gt_signals prof     SIGPROF from ITIMER_PROF, handler set with signal()
+ *   gt_signals chld     SIGCHLD (SA_SIGINFO) for five children, one by one
+ *   gt_signals eintr    slow calls between bursts of work: none may fail
+ *                       with EINTR (nanosleep, poll, epoll_wait, select,
+ *                       read, sigtimedwait)
+ *   gt_signals mask     every signal blocked in all threads (sigwait for
+ *                       SIGUSR1 in one), the mask read back; masked_work
+ *                       runs in two threads that block everything
+ *   gt_signals ours     the program uses SIGRTMIN+6 (probe's default) with
+ *                       its own handler, sigqueue, a timer, and blocks it;
+ *                       reads back SIGIO's disposition
+ *   gt_signals segv     a SIGSEGV handler that recovers with siglongjmp
+ *   gt_signals sysv     SIGRTMIN+6 through sysv_signal (reset after each
+ *                       delivery) and sigset (SIG_HOLD, then a handler)
+ *   gt_signals rawmask  a thread that blocks every signal with the raw
+ *                       rt_sigprocmask system call, and works
+ * Prints what it saw; exits 0.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gt_work.h"
+
+GT_KEEP static void busy(long u) { GT_SPIN(u, 1.0); }
+GT_KEEP static void masked_work(long u) { GT_SPIN(u, 2.0); }
+GT_KEEP static void small_work(long iters)
+{
+	double x = 1.0;
+	for (long i = 0; i < iters; i++)
+		x = x * 1.0000001 + 0.25;
+	gt_sink += x;
+}
+
+static volatile sig_atomic_t count, sum;
+
+static void on_count(int sig)
+{
+	(void)sig;
+	count++;
+}
+
+static void on_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	count++;
+	sum += si->si_value.sival_int;
+}
+
+static void *late_writer(void *arg)
+{
+	int fd = (int)(long)arg;
+	struct timespec ts = { 0, 60 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	if (write(fd, "x", 1) != 1)
+		perror("write");
+	return NULL;
+}
+
+static int mode_alarm(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 5000 }, { 0, 5000 } };
+	int p[2];
+	char c;
+	pthread_t t;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_count;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);          /* no SA_RESTART */
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (count < 40)
+		busy(1);
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_REAL, &it, NULL);
+	printf("alarms: at least 40\n");
+
+	if (pipe(p) < 0)
+		return 1;
+	it.it_value.tv_usec = 30000;            /* one shot, 30 ms */
+	setitimer(ITIMER_REAL, &it, NULL);
+	ssize_t r = read(p[0], &c, 1);
+	printf("read without SA_RESTART: %zd (%s)\n", r, r < 0 ? strerror(errno) : "data");
+
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	it.it_value.tv_usec = 20000;            /* before the writer writes */
+	setitimer(ITIMER_REAL, &it, NULL);
+	pthread_create(&t, NULL, late_writer, (void *)(long)p[1]);
+	r = read(p[0], &c, 1);
+	printf("read with SA_RESTART: %zd (%s)\n", r, r < 0 ? strerror(errno) : "data");
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static int mode_prof(void)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+
+	signal(SIGPROF, on_count);
+	setitimer(ITIMER_PROF, &it, NULL);
+	while (count < 50)
+		busy(1);
+	memset(&it, 0, sizeof it);
+	setitimer(ITIMER_PROF, &it, NULL);
+	printf("sigprof: at least 50, handler %s\n",
+	       signal(SIGPROF, SIG_DFL) == on_count ? "as set" : "CHANGED");
+	return 0;
+}
+
+static int mode_chld(void)
+{
+	struct sigaction sa;
+	sigset_t block, none;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_info;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &none);
+	sigdelset(&none, SIGCHLD);
+	for (int i = 0; i < 5; i++) {
+		int st;
+		pid_t pid = fork();
+		if (pid == 0) {
+			busy(5);
+			_exit(i);
+		}
+		int before = count;
+		while (count == before)
+			sigsuspend(&none);
+		waitpid(pid, &st, 0);
+		printf("child %d exited %d\n", i, WEXITSTATUS(st));
+	}
+	printf("sigchld: %d\n", (int)count);
+	return 0;
+}
+
+static int mode_eintr(void)
+{
+	int p[2], ep = epoll_create1(0);
+	long fails[6] = { 0 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t usr;
+
+	if (pipe(p) < 0 || ep < 0)
+		return 1;
+	ev.data.fd = p[0];
+	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+	sigemptyset(&usr);
+	sigaddset(&usr, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr, NULL);
+	for (int i = 0; i < 2000; i++) {
+		struct timespec ts = { 0, 10000 };
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		struct epoll_event e;
+		struct timeval tv = { 0, 10 };
+		fd_set rd;
+
+		small_work(20000);
+		if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
+			fails[0]++;
+		small_work(20000);
+		if (poll(&pf, 1, 0) < 0 && errno == EINTR)
+			fails[1]++;
+		if (epoll_wait(ep, &e, 1, 0) < 0 && errno == EINTR)
+			fails[2]++;
+		FD_ZERO(&rd);
+		FD_SET(p[0], &rd);
+		if (select(p[0] + 1, &rd, NULL, NULL, &tv) < 0 && errno == EINTR)
+			fails[3]++;
+		if (read(p[0], &(char){ 0 }, 0) < 0 && errno == EINTR)
+			fails[4]++;
+		struct timespec z = { 0, 1000 };
+		if (sigtimedwait(&usr, NULL, &z) < 0 && errno == EINTR)
+			fails[5]++;
+	}
+	printf("EINTR: nanosleep %ld, poll %ld, epoll_wait %ld, select %ld, "
+	       "read %ld, sigtimedwait %ld\n", fails[0], fails[1],
+	       fails[2], fails[3], fails[4], fails[5]);
+	return 0;
+}
+
+static void *masked_thread(void *arg)
+{
+	masked_work((long)arg);
+	return NULL;
+}
+
+static void *waiter(void *arg)
+{
+	sigset_t s;
+	int sig = 0;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigaddset(&s, SIGRTMIN + 6);
+	sigwait(&s, &sig);
+	printf("sigwait got %s\n", sig == SIGUSR1 ? "SIGUSR1" : "something else");
+	return NULL;
+}
+
+static int mode_mask(void)
+{
+	sigset_t all, cur, old;
+	pthread_t t[3];
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	printf("before: SIGRTMIN+6 %s\n", sigismember(&old, SIGRTMIN + 6) ? "blocked" : "open");
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	printf("after: SIGRTMIN+6 %s, SIGUSR1 %s\n",
+	       sigismember(&cur, SIGRTMIN + 6) ? "blocked" : "open",
+	       sigismember(&cur, SIGUSR1) ? "blocked" : "open");
+	pthread_create(&t[0], NULL, waiter, NULL);
+	pthread_create(&t[1], NULL, masked_thread, (void *)150L);
+	pthread_create(&t[2], NULL, masked_thread, (void *)150L);
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	printf("thread mask read back: SIGRTMIN+6 %s\n",
+	       sigismember(&cur, SIGRTMIN + 6) ? "blocked" : "open");
+	pthread_join(t[1], NULL);
+	pthread_join(t[2], NULL);
+	kill(getpid(), SIGUSR1);
+	pthread_join(t[0], NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_BLOCK, NULL, &cur);
+	printf("restored: SIGRTMIN+6 %s\n", sigismember(&cur, SIGRTMIN + 6) ? "blocked" : "open");
+	return 0;
+}
+
+static int mode_ours(void)
+{
+	int sig = SIGRTMIN + 6;
+	struct sigaction sa, old;
+	sigset_t s;
+	timer_t tm;
+	struct sigevent sev;
+	struct itimerspec its;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_info;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, &old);
+	printf("old handler: %s\n", (old.sa_flags & SA_SIGINFO) ? "a handler" :
+	       old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+	sigaction(sig, NULL, &old);
+	printf("read back: %s\n", (old.sa_flags & SA_SIGINFO) &&
+	       old.sa_sigaction == on_info ? "ours" : "NOT OURS");
+	for (int i = 1; i <= 10; i++) {
+		union sigval v = { .sival_int = i };
+		sigqueue(getpid(), sig, v);
+		busy(2);
+	}
+	printf("queued: count %d sum %d\n", (int)count, (int)sum);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	union sigval v = { .sival_int = 100 };
+	sigqueue(getpid(), sig, v);
+	busy(20);
+	printf("while blocked: count %d\n", (int)count);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	busy(2);
+	printf("after unblock: count %d sum %d\n", (int)count, (int)sum);
+
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = sig;
+	sev.sigev_value.sival_int = 0;
+	timer_create(CLOCK_MONOTONIC, &sev, &tm);
+	memset(&its, 0, sizeof its);
+	its.it_value.tv_nsec = 2000000;
+	its.it_interval.tv_nsec = 2000000;
+	int before = count;
+	timer_settime(tm, 0, &its, NULL);
+	while (count < before + 5)
+		busy(1);
+	timer_delete(tm);
+	printf("timer: fired at least 5 times\n");
+
+	signal(sig, SIG_IGN);
+	sigqueue(getpid(), sig, v);
+	busy(2);
+	sigaction(sig, NULL, &old);
+	printf("ignored: count %d, disposition %s\n", (int)count - before >= 5 ? 5 : -1,
+	       old.sa_handler == SIG_IGN ? "SIG_IGN" : "other");
+	sigaction(SIGIO, NULL, &old);
+	printf("SIGIO: %s\n", !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL ?
+	       "SIG_DFL" : "NOT SIG_DFL");
+	sigaction(SIGSEGV, NULL, &old);
+	printf("SIGSEGV: %s\n", !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL ?
+	       "SIG_DFL" : "NOT SIG_DFL");
+	return 0;
+}
+
+static sigjmp_buf jb;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(jb, 1);
+}
+
+static volatile int recovered;
+static int *volatile bad_ptr;
+
+static void try_fault(void)
+{
+	if (sigsetjmp(jb, 1) == 0) {
+		busy(10);
+		*bad_ptr = 1;
+	} else {
+		recovered++;
+	}
+}
+
+static int mode_segv(void)
+{
+	signal(SIGSEGV, on_segv);
+	for (int i = 0; i < 3; i++)
+		try_fault();
+	printf("recovered %d\n", recovered);
+	return 0;
+}
+
+/* sigset is deprecated, and that is the point: old programs call it. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int mode_sysv(void)
+{
+	int sig = SIGRTMIN + 6;
+
+	for (int i = 0; i < 3; i++) {
+		sysv_signal(sig, on_count);
+		raise(sig);
+		busy(5);
+	}
+	struct sigaction old;
+	sigaction(sig, NULL, &old);
+	printf("sysv_signal: count %d, then %s\n", (int)count,
+	       old.sa_handler == SIG_DFL ? "SIG_DFL" : "not SIG_DFL");
+	sigset(sig, SIG_HOLD);
+	raise(sig);
+	busy(10);
+	printf("held: count %d\n", (int)count);
+	sigset(sig, on_count);
+	busy(2);
+	printf("released: count %d\n", (int)count);
+	return 0;
+}
+
+static void *raw_masked(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
+	masked_work((long)arg);
+	return NULL;
+}
+
+static int mode_rawmask(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, raw_masked, (void *)400L);
+	busy(400);
+	pthread_join(t, NULL);
+	printf("rawmask done\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(m, "alarm"))
+		return mode_alarm();
+	if (!strcmp(m, "prof"))
+		return mode_prof();
+	if (!strcmp(m, "chld"))
+		return mode_chld();
+	if (!strcmp(m, "eintr"))
+		return mode_eintr();
+	if (!strcmp(m, "mask"))
+		return mode_mask();
+	if (!strcmp(m, "ours"))
+		return mode_ours();
+	if (!strcmp(m, "segv"))
+		return mode_segv();
+	if (!strcmp(m, "sysv"))
+		return mode_sysv();
+	if (!strcmp(m, "rawmask"))
+		return mode_rawmask();
+	fprintf(stderr, "usage: gt_signals alarm|prof|chld|eintr|mask|ours|segv|sysv|rawmask\n");
+	return 2;
+}
