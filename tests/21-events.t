@@ -1,0 +1,33 @@
+#!/bin/sh
+# Events: task-clock samples like cpu-clock; a hardware event is used where
+# the machine counts it, and otherwise probe says so once and falls back to
+# cpu-clock, as perf does; an unknown event is a usage error.
+. "$(dirname "$0")/lib.sh"
+plan 8
+
+"$PROBE" record -q -e task-clock -F 2999 -o "$T/tc.probe" -- "$GT/gt_leaf" 300 >/dev/null 2>"$T/tc.err"
+is "$?" 0 "record -e task-clock exits 0"
+"$PROBE" report "$T/tc.probe" >"$T/tc.report" 2>&1
+grep -q '^# event: task-clock' "$T/tc.report"; ok $? "the report names task-clock"
+got=$(self_share "$T/tc.report" leaf_five)
+within "$got" 50 3; ok $? "task-clock: leaf_five $got % (want 50 +-3)"
+
+"$PROBE" record -q -e cycles -o "$T/cy.probe" -- "$GT/gt_leaf" 100 >/dev/null 2>"$T/cy.err"
+is "$?" 0 "record -e cycles exits 0"
+"$PROBE" report "$T/cy.probe" >"$T/cy.report" 2>&1
+if perf stat -e cycles true 2>&1 | grep -q 'not supported'; then
+	diag "no hardware counters here: checking the fallback"
+	is "$(grep -c "^probe: .*cycles.*not supported.*falling back to cpu-clock" "$T/cy.err")" 1 \
+		"one line says cycles is not supported and what is used instead"
+	grep -q '^# event: cpu-clock' "$T/cy.report"; ok $? "the recording says cpu-clock"
+else
+	diag "hardware counters here: checking cycles are used"
+	is "$(grep -c '^probe: ' "$T/cy.err")" 0 "nothing to say"
+	grep -q '^# event: cycles' "$T/cy.report"; ok $? "the recording says cycles"
+fi
+grep -q leaf_five "$T/cy.report"; ok $? "and profiles the program"
+
+"$PROBE" record -q -e bogus -o "$T/b.probe" -- "$GT/gt_leaf" 1 >/dev/null 2>"$T/b.err"
+is "$?" 2 "an unknown event is a usage error: $(head -n1 "$T/b.err")"
+[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/tc.err" "$T/cy.err" "$T/cy.report" | head -20
+done_testing
