@@ -22,8 +22,22 @@
  * When dlopen returns there, that ret returns to us.  Where a shadow stack
  * is enabled (it would reject this), or no such byte is found, the plain
  * call is used.
+ *
+ * Objects that come and go (maps.c): when the outermost dlopen loaded
+ * something (the loader's adds counter moved), it asks the sender for a pass
+ * and waits for it (at most SYNC_NS), so that the new objects' MAP frames
+ * are queued for output before any sample taken in them - a plugin loaded,
+ * sampled and unloaded within one sender tick is named.  When the outermost
+ * dlclose unloaded something (subs moved), it does the same, so that every
+ * sample queued so far leaves before the MAP of whatever a later dlopen puts
+ * at the same addresses.  The wait happens with no loader lock held by
+ * us (the real call has returned, and nested calls - from constructors,
+ * destructors or dl_iterate_phdr callbacks - do not wait), only in the
+ * process libprobe set up, never in signal context (dlopen is not
+ * async-signal-safe anyway), and on the sender itself it is done inline.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
@@ -38,6 +52,8 @@ typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
 typedef int (*phdr_cb)(struct dl_phdr_info *, size_t, void *);
 typedef int (*iterate_fn)(phdr_cb, void *);
+
+#define SYNC_NS 50000000ull        /* longest wait for the sender's pass */
 
 static dlopen_fn real_dlopen;
 static dlclose_fn real_dlclose;
@@ -140,10 +156,34 @@ static const void *find_ret_gadget(const uint8_t *ret)
 	return NULL;
 }
 
+/* Should this (outermost) dlopen/dlclose sync with the sender? */
+static int want_sync(void)
+{
+	return probe_in_loader == 0 && probe_active && !probe_stopping &&
+	       probe_is_ours();
+}
+
+/* The loader's counters now; ok = 0 when they cannot be had. */
+static void counts(unsigned long long *adds, unsigned long long *subs, int *ok)
+{
+	*ok = probe_maps_counts(adds, subs) == 0;
+}
+
+/* Have the sender do a pass now (see the header), bounded. */
+static void sync_sender(void)
+{
+	int saved = errno;      /* dlerror() is separate; errno is kept too */
+
+	probe_request(PROBE_REQ_PASS, 0, probe_now_ns() + SYNC_NS);
+	errno = saved;
+}
+
 __attribute__((visibility("default")))
 void *dlopen(const char *file, int mode)
 {
 	const void *gadget = NULL;
+	unsigned long long adds0 = 0, subs0 = 0, adds1 = 0, subs1 = 0;
+	int sync = 0, ok0 = 0, ok1 = 0;
 	void *h;
 
 	resolve();
@@ -151,6 +191,10 @@ void *dlopen(const char *file, int mode)
 		return NULL;
 	if (gadget_ok)
 		gadget = find_ret_gadget(__builtin_return_address(0));
+	if (want_sync()) {
+		sync = 1;
+		counts(&adds0, &subs0, &ok0);
+	}
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (gadget)
@@ -159,22 +203,38 @@ void *dlopen(const char *file, int mode)
 		h = real_dlopen(file, mode);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
+	if (sync && h) {
+		counts(&adds1, &subs1, &ok1);
+		if (!ok0 || !ok1 || adds1 != adds0)
+			sync_sender();
+	}
 	return h;
 }
 
 __attribute__((visibility("default")))
 int dlclose(void *handle)
 {
+	unsigned long long adds0 = 0, subs0 = 0, adds1 = 0, subs1 = 0;
+	int sync = 0, ok0 = 0, ok1 = 0;
 	int r;
 
 	resolve();
 	if (!real_dlclose)
 		return -1;
+	if (want_sync()) {
+		sync = 1;
+		counts(&adds0, &subs0, &ok0);
+	}
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r = real_dlclose(handle);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
+	if (sync && r == 0) {
+		counts(&adds1, &subs1, &ok1);
+		if (!ok0 || !ok1 || subs1 != subs0)
+			sync_sender();
+	}
 	return r;
 }
 

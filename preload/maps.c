@@ -14,6 +14,16 @@
  * scan.  Only objects not sent before get a MAP frame.  Called by the
  * sender before it drains the queues, so a sample in a new object always
  * follows that object's MAP in the stream.
+ *
+ * The periodic rescan alone misses objects that come and go within one
+ * sender tick, and could send the MAP of an object loaded where an unloaded
+ * one was before samples of the old one still queued.  So the interposed
+ * dlopen and dlclose (loader.c) ask the sender for a pass when they changed
+ * the counts (probe_maps_counts), and wait for it, bounded: after dlopen the
+ * new objects' MAPs are out before any sample taken in them, after dlclose
+ * every sample queued so far is out before a later MAP.  And a pass that
+ * sees the unload count changed (probe_maps_unloaded: a dlclose that timed
+ * out, or one we do not interpose) drains the queues before rescanning.
  */
 #include <elf.h>
 #include <link.h>
@@ -188,6 +198,25 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			s->added++;
 	}
 	return 0;
+}
+
+int probe_maps_counts(unsigned long long *adds, unsigned long long *subs)
+{
+	struct scan s = { 0 };
+
+	dl_iterate_phdr(counts_cb, &s);
+	*adds = s.adds;
+	*subs = s.subs;
+	return s.have_counts ? 0 : -1;
+}
+
+int probe_maps_unloaded(void)
+{
+	unsigned long long adds, subs;
+
+	if (!scanned_once || probe_maps_counts(&adds, &subs) < 0)
+		return 0;
+	return subs != last_subs;
 }
 
 int probe_maps_scan(uint32_t pid)

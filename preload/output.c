@@ -13,6 +13,12 @@
  * counted and said at exit.  A collector that took nothing for STALL_NS is
  * stalled: the exit path does not wait for it.
  *
+ * No PROBE_SOCKET (and no PROBE_OUTPUT): a `probe top` without a command
+ * may be watching this user's DIR/top.sock (DIR as collector/usock.c's
+ * usock_dir() has it: $XDG_RUNTIME_DIR/probe, else /tmp/probe-<euid>).  We
+ * connect there, silently, when DIR is a real directory (not a symbolic
+ * link) of our euid with mode 0700 and holds the socket; else the file.
+ *
  * File (no PROBE_SOCKET, or it cannot be reached): PROBE_OUTPUT or
  * ./probe.data, opened O_APPEND.  The process that starts a recording moves
  * an existing file to FILE.old (like perf) and writes the 16-byte file
@@ -203,6 +209,51 @@ static int open_file(const char *why)
 	return 0;
 }
 
+/*
+ * The per-user directory of `probe top`.  This must stay in step with
+ * collector/usock.c (SOCK_SUFFIX_MAX, xdg_usable(), usock_dir()), except
+ * that we never create it: we only look.
+ */
+#define USOCK_SUFFIX_MAX 32     /* "/probe/record-4294967295.sock" */
+
+static int xdg_usable(const char *d)
+{
+	struct stat st;
+
+	if (!d || d[0] != '/')
+		return 0;
+	if (strlen(d) + USOCK_SUFFIX_MAX >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return 0;
+	if (lstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return 0;
+	return faccessat(AT_FDCWD, d, W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+/* DIR/top.sock into path when DIR is private and the socket is there. */
+static int top_socket_path(char *path, size_t cap)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
+	int n;
+
+	if (xdg_usable(xdg))
+		n = snprintf(dir, sizeof dir, "%s/probe", xdg);
+	else
+		n = snprintf(dir, sizeof dir, "/tmp/probe-%u", (unsigned)geteuid());
+	if (n < 0 || (size_t)n >= sizeof dir)
+		return -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+		return -1;
+	n = snprintf(path, cap, "%s/top.sock", dir);
+	if (n < 0 || (size_t)n >= cap)
+		return -1;
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	return 0;
+}
+
 static int ensure_buf(void)
 {
 	void *p;
@@ -245,6 +296,19 @@ int probe_output_open(void)
 		unsetenv("PROBE_SOCKET");
 		probe_cfg.socket_path[0] = 0;
 	} else {
+		char top[sizeof probe_cfg.socket_path];
+
+		/* An explicit file (PROBE_OUTPUT, an ancestor's) wins. */
+		if (!probe_cfg.output_path[0] && !probe_cfg.append &&
+		    top_socket_path(top, sizeof top) == 0) {
+			int fd = connect_socket(top, &err);
+
+			if (fd >= 0) {
+				out_fd = adopt_fd(fd);
+				out_socket = 1;
+				return 0;
+			}
+		}
 		snprintf(why, sizeof why, "no collector: PROBE_SOCKET is not set");
 	}
 	return open_file(why);

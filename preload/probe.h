@@ -358,6 +358,10 @@ void *probe_real_dlopen(const char *file, int mode);
 int probe_maps_scan(uint32_t pid);
 /* Forget what was sent (after fork or a new connection: send them all). */
 void probe_maps_reset(void);
+/* The loader's load/unload counters (dlpi_adds/dlpi_subs); -1: unknown. */
+int probe_maps_counts(unsigned long long *adds, unsigned long long *subs);
+/* Were objects unloaded since the last scan?  (Sender only.) */
+int probe_maps_unloaded(void);
 
 /* ---- output.c ----------------------------------------------------------- */
 
@@ -417,6 +421,11 @@ void probe_sender_after_fork_child(void);
 #define PROBE_REQ_FINAL 2u
 #define PROBE_REQ_EXIT  4u
 #define PROBE_REQ_CRASH 8u      /* with FINAL: after a fatal signal */
+/*
+ * PASS (dlopen/dlclose, normal context): one ordinary pass now - MAPs of
+ * new objects, every queue drained - with no wait for the output.
+ */
+#define PROBE_REQ_PASS  16u
 void probe_request(unsigned what, int status, uint64_t deadline_ns);
 
 uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */

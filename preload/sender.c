@@ -23,7 +23,11 @@
  * end, EXIT sends the EXIT frame; then the sender stops.  Without the
  * CRASH bit the sender also scans for new objects; with it (a fatal
  * signal) it does nothing that could need a lock the crashed thread holds
- * besides ours.
+ * besides ours.  PASS (dlopen/dlclose, loader.c) is one ordinary pass now,
+ * so that MAPs and samples leave in the order maps.c needs.
+ *
+ * A pass that finds objects unloaded since the last one drains the queues
+ * before sending the MAPs of what was loaded since (maps.c).
  *
  * The consumer lock makes one pass exclusive; fork's prepare handler takes
  * it so that the child inherits consistent state.
@@ -337,6 +341,25 @@ static void check_stuck(struct probe_thread *t)
 	t->stuck_tail = tail;
 }
 
+/* Every queue drained now (threads announced first), nothing freed. */
+static void drain_all(void)
+{
+	struct probe_thread *t;
+	char name[17];
+
+	pthread_mutex_lock(&probe_reg_lock);
+	for (t = probe_threads; t; t = t->next) {
+		if (__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE)) {
+			announce(t, t->end_name);
+		} else if (!t->announced) {
+			probe_thread_comm(t->tid, name);
+			announce(t, name[0] ? name : probe_proc.comm);
+		}
+		drain_queue(t);
+	}
+	pthread_mutex_unlock(&probe_reg_lock);
+}
+
 /*
  * One pass over everything.  final: names of all threads, free nothing;
  * crash: no maps scan (it could wait for a lock the crashed thread holds).
@@ -361,8 +384,17 @@ static uint64_t pass(int final, int crash)
 		send_hello();
 		hello_sent = 1;
 	}
-	if (!crash)
+	if (!crash) {
+		/*
+		 * Objects were unloaded since the last scan (and their dlclose
+		 * did not see its samples out, or was not ours): what is queued
+		 * was mostly taken before, so it goes before the MAPs of
+		 * whatever was loaded since, maybe at the same addresses.
+		 */
+		if (probe_maps_unloaded())
+			drain_all();
 		probe_maps_scan(probe_proc.pid);
+	}
 	if (check_names)
 		last_name_check = now;
 	if (check)
@@ -491,13 +523,16 @@ static void do_request(unsigned what, int status, uint64_t deadline)
 		pass(1, (what & PROBE_REQ_CRASH) != 0);
 	} else if (what & PROBE_REQ_FLUSH) {
 		pass(0, 0);
+	} else if ((what & PROBE_REQ_PASS) && !probe_stopping && !sender_quit) {
+		pass(0, 0);
 	}
 	if ((what & PROBE_REQ_EXIT) && !exit_sent) {
 		exit_sent = 1;
 		send_exit(status, total_samples(), probe_threads_seen);
 		sender_quit = 1;
 	}
-	probe_output_drain(ms_left(deadline));
+	if (what & (PROBE_REQ_FLUSH | PROBE_REQ_FINAL | PROBE_REQ_EXIT))
+		probe_output_drain(ms_left(deadline));
 	/* Last: the drain may have had to give up on some. */
 	if (what & PROBE_REQ_EXIT)
 		final_messages();
@@ -528,7 +563,9 @@ void probe_request(unsigned what, int status, uint64_t deadline)
 	}
 	if (what & PROBE_REQ_EXIT)
 		__atomic_store_n(&req_status, status, __ATOMIC_RELAXED);
-	__atomic_store_n(&req_deadline, deadline, __ATOMIC_RELAXED);
+	/* A PASS has nothing to wait for at the output: leave FLUSH's deadline. */
+	if (what & ~PROBE_REQ_PASS)
+		__atomic_store_n(&req_deadline, deadline, __ATOMIC_RELAXED);
 	__atomic_or_fetch(&req_what, what, __ATOMIC_SEQ_CST);
 	mine = __atomic_add_fetch(&req_seq, 1, __ATOMIC_SEQ_CST);
 	futex(&req_seq, FUTEX_WAKE_PRIVATE, 1, 0);
