@@ -1,7 +1,7 @@
 /*
  * record.c - `probe record`: options, then one epoll loop over the listening
- * socket, every process's connection and a signalfd; frames are validated
- * by the one decoder and saved verbatim; a summary at the end.
+ * socket, every process's connection (ingest.c) and a signalfd; frames are
+ * validated by the one decoder and saved verbatim; a summary at the end.
  *
  * Why this shape: every process of the program (forks, execs) connects on
  * its own, so connections come and go while the command runs; a signalfd
@@ -29,50 +29,35 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "cmdopt.h"
 #include "events.h"
 #include "hashtab.h"
+#include "ingest.h"
 #include "recfile.h"
 #include "spawn.h"
 #include "usock.h"
 #include "util.h"
 #include "wire_decode.h"
 
-#define DEFAULT_FREQ 999
-#define MAX_FREQ 100000
 /* How long to wait for connections to close after the command exited. */
 #define DRAIN_NS 2000000000ull
 /* How often buffered frames go to the file while the command runs. */
 #define FLUSH_NS 1000000000ull
-/* Reads per connection per wakeup, so one busy process cannot starve others. */
-#define READS_PER_WAKEUP 16
 
 struct record_opts {
 	const char *output;
-	const char *event;
-	int use_period;
-	uint64_t value;
+	struct sampling smp;    /* -e, -F, -c */
 	int quiet;
 	char **argv;
-};
-
-struct conn {
-	int fd;
-	pid_t pid;
-	int hello;              /* its first frame (a HELLO) arrived */
-	int dead;               /* closed; freed after the current epoll batch */
-	struct probe_stream s;
-	struct conn *prev, *next;
 };
 
 struct id_ent {                 /* a set of pids, or of (pid, tid) */
@@ -96,13 +81,9 @@ struct proc_ent {               /* one process, for the summary */
 
 struct recorder {
 	const struct record_opts *o;
-	int ep, lfd, sfd, spare_fd;
-	uid_t uid;
+	int sfd;
+	struct ingest in;       /* the connections (ingest.h) */
 	struct recfile out;
-	struct probe_scratch sc;
-	struct conn *conns;
-	struct conn *dead;      /* closed in this batch, not yet freed */
-	unsigned nconns;
 	pid_t child;
 	int child_done, status, interrupted;
 	uint64_t t_start, t_exit;
@@ -133,21 +114,10 @@ void record_usage(FILE *out)
 		"  -h, --help          this help\n"
 		"\n"
 		"probe exits with CMD's exit status.  Show the result with probe report.\n",
-		event_list(), DEFAULT_FREQ);
+		event_list(), PROBE_DEFAULT_FREQ);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("probe: record: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("; see 'probe record -h'\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cmd_usage_error("record", __VA_ARGS__)
 
 /* ---- sets for the summary ------------------------------------------- */
 
@@ -218,61 +188,53 @@ static void procs_free(struct recorder *r)
 
 /* ---- connections ---------------------------------------------------- */
 
-static void conn_close(struct recorder *r, struct conn *c, int warn_partial)
+static void on_note(void *ctx, enum ingest_note kind, const char *msg)
 {
-	size_t pending = probe_stream_pending(&c->s);
-	if (warn_partial && pending && !r->o->quiet)
-		probe_warn("process %ld: its connection ended inside a frame "
-			   "(%zu bytes dropped)", (long)c->pid, pending);
-	epoll_ctl(r->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	probe_stream_free(&c->s);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		r->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	r->nconns--;
-	/* Later events of this epoll batch may still point at it. */
-	c->dead = 1;
-	c->next = r->dead;
-	r->dead = c;
-}
-
-static void free_dead(struct recorder *r)
-{
-	while (r->dead) {
-		struct conn *c = r->dead;
-		r->dead = c->next;
-		free(c);
+	struct recorder *r = ctx;
+	switch (kind) {
+	case INGEST_BAD_DATA:
+	case INGEST_REFUSED:
+		probe_err("%s", msg);
+		break;
+	case INGEST_PARTIAL:
+		if (!r->o->quiet)
+			probe_warn("%s", msg);
+		break;
+	default:
+		probe_warn("%s", msg);
+		break;
 	}
 }
 
-static void conn_read(struct recorder *r, struct conn *c);
+static void on_opened(void *ctx, struct ingest_conn *c)
+{
+	struct recorder *r = ctx;
+	(void)c;
+	r->nconnected++;
+}
 
 /*
  * A HELLO for pid arrived on c: read every other connection of that pid to
  * its end first (the image before an exec, a connection the program
  * closed), so that their frames are saved before the new image's.
  */
-static void drain_others(struct recorder *r, struct conn *c)
+static void drain_others(struct recorder *r, struct ingest_conn *c)
 {
-	struct conn *olds[64];
+	struct ingest_conn *olds[64];
 	unsigned n = 0;
 
 	if (r->draining)
 		return;
 	r->draining = 1;
-	for (struct conn *o = r->conns; o && n < 64; o = o->next)
+	for (struct ingest_conn *o = r->in.conns; o && n < 64; o = o->next)
 		if (o != c && o->pid == c->pid && !o->dead)
 			olds[n++] = o;
-	/* Closed ones stay allocated until free_dead, after this batch. */
+	/* Closed ones stay allocated until ingest_free_dead, after this batch. */
 	for (unsigned i = 0; i < n; i++) {
-		struct conn *o = olds[i];
+		struct ingest_conn *o = olds[i];
 		for (int k = 0; k < 4096 && !o->dead; k++) {
 			int avail = 0;
-			conn_read(r, o);
+			ingest_read(&r->in, o);
 			if (o->dead || ioctl(o->fd, FIONREAD, &avail) < 0 || avail == 0)
 				break;
 		}
@@ -280,38 +242,20 @@ static void drain_others(struct recorder *r, struct conn *c)
 	r->draining = 0;
 }
 
-/* Check one frame, save it, count it; -1 (after a message) rejects the connection. */
-static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size_t len)
+/* Save one valid frame and count it (ingest.h checked it). */
+static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
+		     const uint8_t *f, size_t len)
 {
-	char err[PROBE_ERR_MAX];
-	struct probe_msg m;
-	if (probe_decode_frame(f, len, &m, &r->sc, err) < 0) {
-		probe_err("process %ld sent a bad frame (%s); ignoring the rest of its data",
-			  (long)c->pid, err);
-		return -1;
-	}
-	if (m.pid != (uint32_t)c->pid) {
-		probe_err("process %ld sent a frame for process %" PRIu32
-			  "; ignoring the rest of its data", (long)c->pid, m.pid);
-		return -1;
-	}
-	if (!c->hello) {
-		if (m.type != PROBE_F_HELLO) {
-			probe_err("process %ld began with a %s frame, not HELLO; ignoring "
-				  "its data", (long)c->pid, probe_frame_type_name(m.type));
-			return -1;
-		}
-		c->hello = 1;
-	}
-	struct proc_ent *p = proc_get(r, m.pid);
-	if (m.type == PROBE_F_HELLO) {
-		/* The decoded message lives in r->sc: take what we need first. */
-		char *desc = image_desc(&m);
-		uint32_t ppid = m.u.hello.ppid;
-		int timer = m.u.hello.event_type == PROBE_EVENT_TIMER;
-		uint64_t asked = m.u.hello.freq ? m.u.hello.value : 0;
+	struct recorder *r = ctx;
+	struct proc_ent *p = proc_get(r, m->pid);
+	if (m->type == PROBE_F_HELLO) {
+		/* The decoded message lives in r->in.sc: take what we need first. */
+		char *desc = image_desc(m);
+		uint32_t ppid = m->u.hello.ppid;
+		int timer = m->u.hello.event_type == PROBE_EVENT_TIMER;
+		uint64_t asked = m->u.hello.freq ? m->u.hello.value : 0;
 		drain_others(r, c);
-		p = proc_get(r, m.pid);
+		p = proc_get(r, m->pid);
 		if (!p->ran) {
 			p->ran = desc;
 		} else if (strcmp(desc, p->ran) != 0) {
@@ -332,28 +276,28 @@ static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size
 		p->asked = asked;
 	}
 	recfile_write(&r->out, f, len);
-	switch (m.type) {
+	switch (m->type) {
 	case PROBE_F_HELLO:
-		r->npids += set_add(&r->pids, m.pid);
-		if (set_add(&r->tids, (uint64_t)m.pid << 32 | m.pid)) {
+		r->npids += set_add(&r->pids, m->pid);
+		if (set_add(&r->tids, (uint64_t)m->pid << 32 | m->pid)) {
 			r->ntids++;
 			p->threads++;
 		}
 		break;
 	case PROBE_F_THREAD:
-		if (set_add(&r->tids, (uint64_t)m.pid << 32 | m.u.thread.tid)) {
+		if (set_add(&r->tids, (uint64_t)m->pid << 32 | m->u.thread.tid)) {
 			r->ntids++;
 			p->threads++;
 		}
 		break;
 	case PROBE_F_SAMPLES: {
 		struct probe_sample_raw s;
-		r->samples += m.u.samples.count;
+		r->samples += m->u.samples.count;
 		r->sample_bytes += len;
-		p->samples += m.u.samples.count;
-		while (probe_samples_next_raw(&m, &s)) {
+		p->samples += m->u.samples.count;
+		while (probe_samples_next_raw(m, &s)) {
 			p->weight = sat_add(p->weight, s.weight);
-			if (set_add(&r->tids, (uint64_t)m.pid << 32 | s.tid)) {
+			if (set_add(&r->tids, (uint64_t)m->pid << 32 | s.tid)) {
 				r->ntids++;
 				p->threads++;
 			}
@@ -361,118 +305,18 @@ static int conn_frame(struct recorder *r, struct conn *c, const uint8_t *f, size
 		break;
 	}
 	case PROBE_F_LOST: {
-		unsigned why = m.u.lost.reason < PROBE_LOST_REASON_MAX ? m.u.lost.reason : 0;
-		r->lost[why] = sat_add(r->lost[why], m.u.lost.count);
-		r->lost_total = sat_add(r->lost_total, m.u.lost.count);
-		p->lost = sat_add(p->lost, m.u.lost.count);
+		unsigned why = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
+		r->lost[why] = sat_add(r->lost[why], m->u.lost.count);
+		r->lost_total = sat_add(r->lost_total, m->u.lost.count);
+		p->lost = sat_add(p->lost, m->u.lost.count);
 		break;
 	}
 	case PROBE_F_EXIT:
 		p->exited = 1;
-		p->status = m.u.exit.status;
+		p->status = m->u.exit.status;
 		break;
 	default:
 		break;
-	}
-	return 0;
-}
-
-static void conn_read(struct recorder *r, struct conn *c)
-{
-	char err[PROBE_ERR_MAX];
-	for (int round = 0; round < READS_PER_WAKEUP; round++) {
-		size_t avail;
-		uint8_t *space = probe_stream_space(&c->s, &avail);
-		ssize_t n = read(c->fd, space, avail);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			if (errno != ECONNRESET)
-				probe_warn("reading from process %ld: %s", (long)c->pid,
-					   strerror(errno));
-			conn_close(r, c, 1);
-			return;
-		}
-		if (n == 0) {
-			conn_close(r, c, 1);
-			return;
-		}
-		probe_stream_commit(&c->s, (size_t)n);
-		const uint8_t *f;
-		size_t len;
-		int k;
-		while ((k = probe_stream_next(&c->s, &f, &len, err)) == 1)
-			if (conn_frame(r, c, f, len) < 0) {
-				conn_close(r, c, 0);
-				return;
-			}
-		if (k < 0) {
-			probe_err("process %ld sent a bad stream (%s); ignoring the rest of "
-				  "its data", (long)c->pid, err);
-			conn_close(r, c, 0);
-			return;
-		}
-		if ((size_t)n < avail)
-			return;         /* drained for now */
-	}
-}
-
-static void accept_all(struct recorder *r)
-{
-	for (;;) {
-		int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if ((errno == EMFILE || errno == ENFILE) && r->spare_fd >= 0) {
-				/* Out of fds: take the connection with the spare and drop it,
-				 * or it would wake us forever; its process counts it lost. */
-				close(r->spare_fd);
-				int x = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
-				if (x >= 0)
-					close(x);
-				r->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-				probe_warn("too many open files: a process could not be recorded");
-				continue;
-			}
-			return;         /* EAGAIN, or nothing we can do now */
-		}
-		pid_t pid = -1;
-		uid_t uid = (uid_t)-1;
-		if (usock_peer(fd, &pid, &uid) < 0) {
-			probe_err("refused a connection whose sender cannot be identified "
-				  "(SO_PEERCRED: %s)", strerror(errno));
-			close(fd);
-			continue;
-		}
-		if (uid != r->uid) {
-			probe_err("refused a connection from process %ld of uid %ld: only uid "
-				  "%ld may connect", (long)pid, (long)uid, (long)r->uid);
-			close(fd);
-			continue;
-		}
-		struct conn *c = xcalloc(1, sizeof(*c));
-		c->fd = fd;
-		c->pid = pid;
-		if (probe_stream_init(&c->s) < 0)
-			probe_oom();
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (epoll_ctl(r->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			probe_warn("cannot watch process %ld's connection: %s", (long)pid,
-				   strerror(errno));
-			probe_stream_free(&c->s);
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->next = r->conns;
-		if (r->conns)
-			r->conns->prev = c;
-		r->conns = c;
-		r->nconns++;
-		r->nconnected++;
 	}
 }
 
@@ -482,21 +326,7 @@ static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGU
 
 static void child_reap(struct recorder *r)
 {
-	int st;
-	pid_t p;
-	while (!r->child_done && (p = waitpid(r->child, &st, WNOHANG)) != 0) {
-		if (p < 0) {
-			if (errno == EINTR)
-				continue;
-			/* ECHILD: nothing to wait for; do not hang. */
-			r->status = 1;
-		} else if (WIFEXITED(st)) {
-			r->status = WEXITSTATUS(st);
-		} else if (WIFSIGNALED(st)) {
-			r->status = 128 + WTERMSIG(st);
-		} else {
-			continue;       /* stopped or continued: still running */
-		}
+	if (!r->child_done && child_wait(r->child, &r->status)) {
 		r->child_done = 1;
 		r->t_exit = now_ns();
 	}
@@ -538,14 +368,14 @@ static void run_loop(struct recorder *r)
 		}
 		if (r->child_done) {
 			/* Connections still queued in the backlog count too. */
-			accept_all(r);
-			if (r->nconns == 0 || r->interrupted)
+			ingest_accept_all(&r->in);
+			if (r->in.nconns == 0 || r->interrupted)
 				break;
 			if (now_ns() >= r->t_exit + DRAIN_NS) {
 				if (!r->o->quiet)
 					probe_warn("stopped waiting for %u process%s 2 s after the "
 						   "command exited; their last samples may be missing",
-						   r->nconns, r->nconns == 1 ? "" : "es");
+						   r->in.nconns, r->in.nconns == 1 ? "" : "es");
 				break;
 			}
 		}
@@ -554,7 +384,7 @@ static void run_loop(struct recorder *r)
 			uint64_t t = now_ns(), end = r->t_exit + DRAIN_NS;
 			timeout = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
 		}
-		int n = epoll_wait(r->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
+		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -574,13 +404,13 @@ static void run_loop(struct recorder *r)
 			void *p = evs[i].data.ptr;
 			if (p == &tag_listen || p == &tag_signal)
 				continue;
-			struct conn *c = p;
+			struct ingest_conn *c = p;
 			if (!c->dead)
-				conn_read(r, c);
+				ingest_read(&r->in, c);
 		}
-		free_dead(r);
+		ingest_free_dead(&r->in);
 		if (lis)
-			accept_all(r);
+			ingest_accept_all(&r->in);
 		if (sig)
 			on_signal(r);
 	}
@@ -698,10 +528,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int have_freq = 0, have_period = 0, c;
+	int c;
 	o->output = "probe.data";
-	o->event = "cpu-clock";
-	o->value = DEFAULT_FREQ;
+	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
 	/* "+": the command's own options are not ours, even without "--". */
@@ -713,28 +542,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->output = optarg;
 			break;
 		case 'e':
-			if (!event_known(optarg)) {
-				fprintf(stderr, "probe: record: unknown event '%s'; use one of %s\n",
-					optarg, event_list());
-				return 2;
-			}
-			o->event = optarg;
-			break;
 		case 'F':
-			if (parse_u64(optarg, &o->value) < 0 || o->value < 1 || o->value > MAX_FREQ) {
-				fprintf(stderr, "probe: record: -F %s: the frequency must be a whole "
-					"number of Hz from 1 to %d\n", optarg, MAX_FREQ);
-				return 2;
-			}
-			have_freq = 1;
-			o->use_period = 0;
-			break;
 		case 'c':
-			if (parse_u64(optarg, &o->value) < 0 || o->value < 1)
-				return usage_error("-c %s: the period must be a whole number above 0",
-						   optarg);
-			have_period = 1;
-			o->use_period = 1;
+			if (sampling_option("record", c, optarg, &o->smp) == 2)
+				return 2;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -742,32 +553,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'h':
 			record_usage(stdout);
 			return 0;
-		case ':':
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("-%c needs an argument", optopt);
-			return usage_error("%s needs an argument", argv[optind - 1]);
 		default:
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("record", c, argv);
 		}
 	}
-	if (have_freq && have_period)
-		return usage_error("-F and -c exclude each other: give a frequency or a period");
+	if (sampling_check("record", &o->smp) >= 0)
+		return 2;
 	if (optind >= argc)
 		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...])");
 	o->argv = argv + optind;
 	return -1;      /* go on */
-}
-
-/* Many processes may connect at once: use every fd we are allowed. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 int cmd_record(int argc, char **argv)
@@ -777,8 +572,10 @@ int cmd_record(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 
-	struct recorder r = { .o = &o, .ep = -1, .lfd = -1, .sfd = -1, .spare_fd = -1 };
-	r.uid = geteuid();
+	struct recorder r = { .o = &o, .sfd = -1 };
+	r.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.what = "recorded", .ctx = &r, .frame = on_frame,
+				.note = on_note, .opened = on_opened };
 	char *lib = NULL, *dir = NULL, *sock = NULL;
 	char **env = NULL;
 	rc = 1;
@@ -792,17 +589,17 @@ int cmd_record(int argc, char **argv)
 	if (!dir)
 		goto out;
 	sock = usock_path(dir, getpid());
-	r.lfd = usock_listen(sock);
-	if (r.lfd < 0) {
+	r.in.lfd = usock_listen(sock);
+	if (r.in.lfd < 0) {
 		free(sock);
 		sock = NULL;    /* not ours to remove */
 		goto out;
 	}
 	if (recfile_open(&r.out, o.output) < 0)
 		goto out;
-	if (probe_scratch_init(&r.sc) < 0)
+	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
-	r.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	r.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	/* Block the signals before fork so none is lost; the child unblocks. */
 	sigset_t mask, old;
@@ -812,20 +609,20 @@ int cmd_record(int argc, char **argv)
 		sigaddset(&mask, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	r.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	r.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (r.sfd < 0 || r.ep < 0) {
+	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r.sfd < 0 || r.in.ep < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
 	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd, &ev) < 0 ||
-	    epoll_ctl(r.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
+	if (epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.in.lfd, &ev) < 0 ||
+	    epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
 
-	struct child_settings cs = { lib, sock, o.event, o.use_period, o.value };
+	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value };
 	env = child_environ(&cs);
 	r.t_start = now_ns();
 	r.child = spawn(o.argv, env, &old, &rc);
@@ -834,7 +631,7 @@ int cmd_record(int argc, char **argv)
 		recfile_discard(&r.out);
 		goto out_mask;
 	}
-	raise_nofile();         /* after the fork: the command keeps its own limit */
+	ingest_raise_nofile();  /* after the fork: the command keeps its own limit */
 	run_loop(&r);
 	if (!r.child_done) {
 		/* epoll failed: still wait for the command, as a shell would. */
@@ -845,9 +642,7 @@ int cmd_record(int argc, char **argv)
 		r.child_done = 1;
 		r.t_exit = now_ns();
 	}
-	while (r.conns)
-		conn_close(&r, r.conns, 1);
-	free_dead(&r);
+	ingest_close_all(&r.in);
 	int werr = recfile_close(&r.out) < 0;
 	if (!o.quiet)
 		summary(&r, werr);
@@ -860,18 +655,18 @@ out_mask:
 out:
 	if (r.out.fd >= 0 && r.out.path)
 		recfile_close(&r.out);
-	if (r.ep >= 0)
-		close(r.ep);
+	if (r.in.ep >= 0)
+		close(r.in.ep);
 	if (r.sfd >= 0)
 		close(r.sfd);
-	if (r.lfd >= 0)
-		close(r.lfd);
-	if (r.spare_fd >= 0)
-		close(r.spare_fd);
+	if (r.in.lfd >= 0)
+		close(r.in.lfd);
+	if (r.in.spare_fd >= 0)
+		close(r.in.spare_fd);
 	if (sock)
 		unlink(sock);
-	if (r.sc.mem)
-		probe_scratch_free(&r.sc);
+	if (r.in.sc.mem)
+		probe_scratch_free(&r.in.sc);
 	set_free(&r.pids);
 	set_free(&r.tids);
 	procs_free(&r);

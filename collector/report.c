@@ -11,13 +11,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "cmdopt.h"
 #include "report_fmt.h"
 #include "resolve.h"
 #include "symbols.h"
@@ -59,18 +59,7 @@ void report_usage(FILE *out)
 		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n");
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("probe: report: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("; see 'probe report -h'\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
 
 static int parse_keys(const char *s, struct report_opts *o)
 {
@@ -290,14 +279,8 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			report_usage(stdout);
 			return 0;
-		case ':':
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("-%c needs an argument", optopt);
-			return usage_error("%s needs an argument", argv[optind - 1]);
 		default:
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("report", c, argv);
 		}
 	}
 	if (optind < argc) {

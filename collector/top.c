@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -39,8 +38,11 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "child.h"
+#include "cmdopt.h"
 #include "events.h"
 #include "hashtab.h"
+#include "ingest.h"
 #include "recfile.h"
 #include "resolve.h"
 #include "spawn.h"
@@ -49,9 +51,6 @@
 #include "util.h"
 #include "wire_decode.h"
 
-#define DEFAULT_FREQ 999
-#define MAX_FREQ 100000
-#define READS_PER_WAKEUP 16
 /* How long to wait for connections to close after the command exited. */
 #define DRAIN_NS 2000000000ull
 #define FILTER_MAX 128
@@ -66,19 +65,9 @@ struct top_opts {
 	double delay;
 	long nrows;
 	const char *output;
-	const char *event;
-	int use_period;
-	uint64_t value;
+	struct sampling smp;    /* -e, -F, -c */
 	int exit_at_end;
 	char **argv;            /* NULL: watch DIR/top.sock */
-};
-
-struct tconn {
-	int fd;
-	pid_t pid;
-	int hello, dead;
-	struct probe_stream s;
-	struct tconn *prev, *next;
 };
 
 struct pent {                   /* one process seen */
@@ -136,12 +125,9 @@ struct errpipe {
 
 struct top {
 	const struct top_opts *o;
-	int ep, lfd, sfd, spare_fd;
-	uid_t uid;
+	int sfd;
+	struct ingest in;       /* the connections (ingest.h); in.ep is the loop's */
 	char *sock;
-	struct tconn *conns, *dead;
-	unsigned nconns;
-	struct probe_scratch sc;
 	struct agg *agg;
 	struct symcache *syms;
 	struct resolver *res;
@@ -216,21 +202,10 @@ void top_usage(FILE *out)
 		"/ filter by name, Enter or c callers and callees of the selected function,\n"
 		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
 		"Not on a terminal, a plain-text snapshot is printed every interval.\n",
-		event_list(), DEFAULT_FREQ);
+		event_list(), PROBE_DEFAULT_FREQ);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("probe: top: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("; see 'probe top -h'\n", stderr);
-	va_end(ap);
-	return 2;
-}
+#define usage_error(...) cmd_usage_error("top", __VA_ARGS__)
 
 /* ---- processes ------------------------------------------------------ */
 
@@ -249,37 +224,6 @@ static struct pent *proc_get(struct top *t, uint32_t pid)
 	return p;
 }
 
-/* ---- connections (a small copy of record.c's) ------------------------ */
-
-static void conn_close(struct top *t, struct tconn *c)
-{
-	struct pent *p = proc_get(t, (uint32_t)c->pid);
-	if (p->connected > 0)
-		p->connected--;
-	epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	probe_stream_free(&c->s);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		t->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	t->nconns--;
-	c->dead = 1;
-	c->next = t->dead;
-	t->dead = c;
-}
-
-static void free_dead(struct top *t)
-{
-	while (t->dead) {
-		struct tconn *c = t->dead;
-		t->dead = c->next;
-		free(c);
-	}
-}
-
 /* Warnings go to the status line on a terminal, else to stderr. */
 static char status_msg[256];
 
@@ -295,33 +239,48 @@ static void top_warn(struct top *t, const char *fmt, ...)
 		fprintf(stderr, "probe: %s\n", status_msg);
 }
 
-static int conn_frame(struct top *t, struct tconn *c, const uint8_t *f, size_t len)
+/* ---- connections (ingest.h) ------------------------------------------ */
+
+static void on_opened(void *ctx, struct ingest_conn *c)
 {
-	char err[PROBE_ERR_MAX];
-	struct probe_msg m;
-	if (probe_decode_frame(f, len, &m, &t->sc, err) < 0) {
-		top_warn(t, "process %ld sent a bad frame (%s); ignoring the rest of its data",
-			 (long)c->pid, err);
-		return -1;
+	struct top *t = ctx;
+	proc_get(t, (uint32_t)c->pid)->connected++;
+}
+
+static void on_closed(void *ctx, struct ingest_conn *c)
+{
+	struct top *t = ctx;
+	struct pent *p = proc_get(t, (uint32_t)c->pid);
+	if (p->connected > 0)
+		p->connected--;
+}
+
+/* Messages from ingest.c: bad data and refusals are shown, the rest (a
+ * process that went away mid-frame, say) is not worth the status line. */
+static void on_note(void *ctx, enum ingest_note kind, const char *msg)
+{
+	struct top *t = ctx;
+	switch (kind) {
+	case INGEST_BAD_DATA:
+	case INGEST_REFUSED:
+	case INGEST_NOFILE:
+		top_warn(t, "%s", msg);
+		break;
+	default:
+		break;
 	}
-	if (m.pid != (uint32_t)c->pid) {
-		top_warn(t, "process %ld sent a frame for process %" PRIu32
-			 "; ignoring the rest of its data", (long)c->pid, m.pid);
-		return -1;
-	}
-	if (!c->hello) {
-		if (m.type != PROBE_F_HELLO) {
-			top_warn(t, "process %ld began with a %s frame, not HELLO; ignoring "
-				 "its data", (long)c->pid, probe_frame_type_name(m.type));
-			return -1;
-		}
-		c->hello = 1;
-	}
-	struct pent *p = proc_get(t, m.pid);
-	switch (m.type) {
+}
+
+/* Count one valid frame, save it (-o), add it to the profile. */
+static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
+		     const uint8_t *f, size_t len)
+{
+	struct top *t = ctx;
+	struct pent *p = proc_get(t, m->pid);
+	switch (m->type) {
 	case PROBE_F_HELLO: {
-		const char *n = m.u.hello.exe && *m.u.hello.exe ? path_basename(m.u.hello.exe)
-								: m.u.hello.comm;
+		const char *n = m->u.hello.exe && *m->u.hello.exe ? path_basename(m->u.hello.exe)
+								: m->u.hello.comm;
 		if (n && *n) {
 			free(p->name);
 			p->name = printable_dup(n);
@@ -329,130 +288,31 @@ static int conn_frame(struct top *t, struct tconn *c, const uint8_t *f, size_t l
 		break;
 	}
 	case PROBE_F_SAMPLES:
-		t->samples += m.u.samples.count;
+		t->samples += m->u.samples.count;
 		break;
 	case PROBE_F_LOST: {
-		unsigned why = m.u.lost.reason < PROBE_LOST_REASON_MAX ? m.u.lost.reason : 0;
-		t->lost[why] = sat_add(t->lost[why], m.u.lost.count);
-		t->lost_total = sat_add(t->lost_total, m.u.lost.count);
+		unsigned why = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
+		t->lost[why] = sat_add(t->lost[why], m->u.lost.count);
+		t->lost_total = sat_add(t->lost_total, m->u.lost.count);
 		break;
 	}
 	case PROBE_F_EXIT:
 		p->exited = 1;
-		p->status = m.u.exit.status;
+		p->status = m->u.exit.status;
 		break;
 	default:
 		break;
 	}
 	if (t->saving)
 		recfile_write(&t->out, f, len);
-	agg_add(t->agg, &m);
-	return 0;
-}
-
-static void conn_read(struct top *t, struct tconn *c)
-{
-	char err[PROBE_ERR_MAX];
-	for (int round = 0; round < READS_PER_WAKEUP; round++) {
-		size_t avail;
-		uint8_t *space = probe_stream_space(&c->s, &avail);
-		ssize_t n = read(c->fd, space, avail);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				conn_close(t, c);
-			return;
-		}
-		if (n == 0) {
-			conn_close(t, c);
-			return;
-		}
-		probe_stream_commit(&c->s, (size_t)n);
-		const uint8_t *f;
-		size_t len;
-		int k;
-		while ((k = probe_stream_next(&c->s, &f, &len, err)) == 1)
-			if (conn_frame(t, c, f, len) < 0) {
-				conn_close(t, c);
-				return;
-			}
-		if (k < 0) {
-			top_warn(t, "process %ld sent a bad stream (%s); ignoring the rest of "
-				 "its data", (long)c->pid, err);
-			conn_close(t, c);
-			return;
-		}
-		if ((size_t)n < avail)
-			return;
-	}
-}
-
-static void accept_all(struct top *t)
-{
-	for (;;) {
-		int fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if ((errno == EMFILE || errno == ENFILE) && t->spare_fd >= 0) {
-				close(t->spare_fd);
-				int x = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
-				if (x >= 0)
-					close(x);
-				t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-				top_warn(t, "too many open files: a process could not be watched");
-				continue;
-			}
-			return;
-		}
-		pid_t pid = -1;
-		uid_t uid = (uid_t)-1;
-		if (usock_peer(fd, &pid, &uid) < 0 || uid != t->uid) {
-			top_warn(t, "refused a connection from process %ld of uid %ld: only "
-				 "uid %ld may connect", (long)pid, (long)uid, (long)t->uid);
-			close(fd);
-			continue;
-		}
-		struct tconn *c = xcalloc(1, sizeof(*c));
-		c->fd = fd;
-		c->pid = pid;
-		if (probe_stream_init(&c->s) < 0)
-			probe_oom();
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			probe_stream_free(&c->s);
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->next = t->conns;
-		if (t->conns)
-			t->conns->prev = c;
-		t->conns = c;
-		t->nconns++;
-		proc_get(t, (uint32_t)pid)->connected++;
-	}
+	agg_add(t->agg, m);
 }
 
 /* ---- signals and the command ---------------------------------------- */
 
 static void child_reap(struct top *t)
 {
-	int st;
-	pid_t p;
-	while (t->child > 0 && !t->child_done && (p = waitpid(t->child, &st, WNOHANG)) != 0) {
-		if (p < 0) {
-			if (errno == EINTR)
-				continue;
-			t->status = 1;
-		} else if (WIFEXITED(st)) {
-			t->status = WEXITSTATUS(st);
-		} else if (WIFSIGNALED(st)) {
-			t->status = 128 + WTERMSIG(st);
-		} else {
-			continue;
-		}
+	if (t->child > 0 && !t->child_done && child_wait(t->child, &t->status)) {
 		t->child_done = 1;
 		t->t_exit = now_ns();
 	}
@@ -1267,7 +1127,7 @@ static void errpipe_start(struct top *t)
 	close(p[1]);
 	t->ep2.rfd = p[0];
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_stderr };
-	epoll_ctl(t->ep, EPOLL_CTL_ADD, p[0], &ev);
+	epoll_ctl(t->in.ep, EPOLL_CTL_ADD, p[0], &ev);
 }
 
 static void errpipe_read(struct top *t)
@@ -1343,8 +1203,8 @@ static void run_loop(struct top *t)
 		if (t->quit)
 			break;
 		if (t->o->argv && t->child_done && !t->finished) {
-			accept_all(t);
-			if (t->nconns == 0 || now >= t->t_exit + DRAIN_NS) {
+			ingest_accept_all(&t->in);
+			if (t->in.nconns == 0 || now >= t->t_exit + DRAIN_NS) {
 				t->finished = 1;
 				tick(t);
 				if (!t->tty || t->o->exit_at_end)
@@ -1363,7 +1223,7 @@ static void run_loop(struct top *t)
 		uint64_t wait = next > now ? next - now : 0;
 		if (t->o->argv && t->child_done && !t->finished)
 			wait = wait > 50000000 ? 50000000 : wait;
-		int n = epoll_wait(t->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
+		int n = epoll_wait(t->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
 				   (int)(wait / 1000000) + 1);
 		if (n < 0) {
 			if (errno == EINTR) {
@@ -1391,13 +1251,13 @@ static void run_loop(struct top *t)
 			if (p == &tag_listen || p == &tag_signal || p == &tag_keys ||
 			    p == &tag_stderr)
 				continue;
-			struct tconn *c = p;
+			struct ingest_conn *c = p;
 			if (!c->dead)
-				conn_read(t, c);
+				ingest_read(&t->in, c);
 		}
-		free_dead(t);
+		ingest_free_dead(&t->in);
 		if (lis)
-			accept_all(t);
+			ingest_accept_all(&t->in);
 		if (sig)
 			on_signal(t);
 		if (keys && t->tty && read_keys(t))
@@ -1420,11 +1280,10 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int have_freq = 0, have_period = 0, c;
+	int c;
 	o->delay = 1.0;
 	o->nrows = 20;
-	o->event = "cpu-clock";
-	o->value = DEFAULT_FREQ;
+	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:d:n:o:e:F:c:h", longopts, NULL)) != -1) {
@@ -1453,28 +1312,10 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			o->output = optarg;
 			break;
 		case 'e':
-			if (!event_known(optarg)) {
-				fprintf(stderr, "probe: top: unknown event '%s'; use one of %s\n",
-					optarg, event_list());
-				return 2;
-			}
-			o->event = optarg;
-			break;
 		case 'F':
-			if (parse_u64(optarg, &o->value) < 0 || o->value < 1 || o->value > MAX_FREQ) {
-				fprintf(stderr, "probe: top: -F %s: the frequency must be a whole "
-					"number of Hz from 1 to %d\n", optarg, MAX_FREQ);
-				return 2;
-			}
-			have_freq = 1;
-			o->use_period = 0;
-			break;
 		case 'c':
-			if (parse_u64(optarg, &o->value) < 0 || o->value < 1)
-				return usage_error("-c %s: the period must be a whole number above 0",
-						   optarg);
-			have_period = 1;
-			o->use_period = 1;
+			if (sampling_option("top", c, optarg, &o->smp) == 2)
+				return 2;
 			break;
 		case 'x':
 			o->exit_at_end = 1;
@@ -1482,20 +1323,15 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		case 'h':
 			top_usage(stdout);
 			return 0;
-		case ':':
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("-%c needs an argument", optopt);
-			return usage_error("%s needs an argument", argv[optind - 1]);
 		default:
-			if (strncmp(argv[optind - 1], "--", 2) != 0 && optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("top", c, argv);
 		}
 	}
-	if (have_freq && have_period)
-		return usage_error("-F and -c exclude each other: give a frequency or a period");
+	if (sampling_check("top", &o->smp) >= 0)
+		return 2;
 	o->argv = optind < argc ? argv + optind : NULL;
-	if (!o->argv && (have_freq || have_period || strcmp(o->event, "cpu-clock") != 0))
+	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
+			   strcmp(o->smp.event, "cpu-clock") != 0))
 		return usage_error("-e, -F and -c apply to a command probe top runs; without "
 				   "one, set PROBE_EVENT/PROBE_FREQ for the programs you start");
 	return -1;
@@ -1516,15 +1352,6 @@ static int socket_live(const char *path)
 	int live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	close(fd);
 	return live;
-}
-
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 /* Start the command with its stdio away from the terminal view. */
@@ -1556,9 +1383,10 @@ int cmd_top(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 
-	struct top t = { .o = &o, .ep = -1, .lfd = -1, .sfd = -1, .spare_fd = -1,
-			 .ep2 = { .rfd = -1, .saved = -1 } };
-	t.uid = geteuid();
+	struct top t = { .o = &o, .sfd = -1, .ep2 = { .rfd = -1, .saved = -1 } };
+	t.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.what = "watched", .ctx = &t, .frame = on_frame,
+				.note = on_note, .opened = on_opened, .closed = on_closed };
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	char *lib = NULL, *dir = NULL;
 	char **env = NULL;
@@ -1587,8 +1415,8 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		}
 	}
-	t.lfd = usock_listen(t.sock);
-	if (t.lfd < 0) {
+	t.in.lfd = usock_listen(t.sock);
+	if (t.in.lfd < 0) {
 		free(t.sock);
 		t.sock = NULL;
 		goto out;
@@ -1598,14 +1426,14 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		t.saving = 1;
 	}
-	if (probe_scratch_init(&t.sc) < 0)
+	if (probe_scratch_init(&t.in.sc) < 0)
 		probe_oom();
 	t.agg = agg_new();
 	t.syms = symcache_new();
 	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1 };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
-	t.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	t.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1615,22 +1443,22 @@ int cmd_top(int argc, char **argv)
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	t.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	t.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (t.sfd < 0 || t.ep < 0) {
+	t.in.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (t.sfd < 0 || t.in.ep < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
 	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (epoll_ctl(t.ep, EPOLL_CTL_ADD, t.lfd, &ev) < 0 ||
-	    epoll_ctl(t.ep, EPOLL_CTL_ADD, t.sfd, &sev) < 0) {
+	if (epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.in.lfd, &ev) < 0 ||
+	    epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.sfd, &sev) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
 
 	t.t_start = t.last_tick = now_ns();
 	if (o.argv) {
-		struct child_settings cs = { lib, t.sock, o.event, o.use_period, o.value };
+		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {
@@ -1649,7 +1477,7 @@ int cmd_top(int argc, char **argv)
 		fflush(stdout);
 		free(line);
 	}
-	raise_nofile();
+	ingest_raise_nofile();
 
 	if (t.tty) {
 		set_escdelay(25);
@@ -1667,7 +1495,7 @@ int cmd_top(int argc, char **argv)
 		nodelay(stdscr, TRUE);
 		curs_set(0);
 		struct epoll_event kev = { .events = EPOLLIN, .data.ptr = &tag_keys };
-		epoll_ctl(t.ep, EPOLL_CTL_ADD, STDIN_FILENO, &kev);
+		epoll_ctl(t.in.ep, EPOLL_CTL_ADD, STDIN_FILENO, &kev);
 		take_snapshot(&t);
 		recompute(&t);
 		draw(&t);
@@ -1704,9 +1532,7 @@ int cmd_top(int argc, char **argv)
 		recompute(&t);
 		print_snapshot(&t, stdout);
 	}
-	while (t.conns)
-		conn_close(&t, t.conns);
-	free_dead(&t);
+	ingest_close_all(&t.in);
 	rc = o.argv ? t.status : 0;
 	if (t.saving && recfile_close(&t.out) < 0 && rc == 0)
 		rc = 1;
@@ -1721,19 +1547,19 @@ out_mask:
 out:
 	if (t.saving)
 		recfile_close(&t.out);
-	if (t.ep >= 0)
-		close(t.ep);
+	if (t.in.ep >= 0)
+		close(t.in.ep);
 	if (t.sfd >= 0)
 		close(t.sfd);
-	if (t.lfd >= 0)
-		close(t.lfd);
-	if (t.spare_fd >= 0)
-		close(t.spare_fd);
+	if (t.in.lfd >= 0)
+		close(t.in.lfd);
+	if (t.in.spare_fd >= 0)
+		close(t.in.spare_fd);
 	if (t.sock)
 		unlink(t.sock);
 	free(t.sock);
-	if (t.sc.mem)
-		probe_scratch_free(&t.sc);
+	if (t.in.sc.mem)
+		probe_scratch_free(&t.in.sc);
 	rows_clear(&t.rows);
 	rows_clear(&t.callers);
 	rows_clear(&t.callees);

@@ -1,0 +1,39 @@
+/*
+ * cmdopt.h - option parsing shared by the commands (record, top, report).
+ *
+ * Contract:
+ *   - cmd_usage_error(cmd, fmt, ...) prints "probe: CMD: MESSAGE; see
+ *     'probe CMD -h'" on stderr and returns 2 (the usage-error status).
+ *   - cmd_bad_option(cmd, c, argv) explains what getopt_long (opterr = 0,
+ *     optstring starting ":" or "+:") returned ':' or '?' for, the same way,
+ *     and returns 2.
+ *   - struct sampling holds -e/-F/-c: sampling_init() sets the defaults
+ *     (cpu-clock at PROBE_DEFAULT_FREQ Hz); sampling_option() takes option c
+ *     with its argument: 1 when it was one of them, 0 when not (nothing
+ *     done), 2 after a message when its value is bad; sampling_check()
+ *     returns 2 after a message when -F and -c were both given, else -1.
+ */
+#ifndef PROBE_CMDOPT_H
+#define PROBE_CMDOPT_H
+
+#include <stdint.h>
+
+#define PROBE_DEFAULT_FREQ 999
+#define PROBE_MAX_FREQ 100000
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int cmd_bad_option(const char *cmd, int c, char **argv);
+
+struct sampling {
+	const char *event;
+	int use_period;         /* value is a period, not a frequency */
+	uint64_t value;
+	int have_freq, have_period;
+};
+
+void sampling_init(struct sampling *s);
+int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s);
+int sampling_check(const char *cmd, const struct sampling *s);
+
+#endif
