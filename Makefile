@@ -40,12 +40,13 @@ GT_BIN    := $(GT_SRC:tests/%.c=$(BUILD)/tests/%)
 UNIT_SRC  := $(wildcard tests/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 DEMO_BIN  := $(BUILD)/demo
+BENCH_SENDER := $(BUILD)/bench_sender
 
 LIBPROBE := $(BUILD)/libprobe.so
 PROBE    := $(BUILD)/probe
 
 .PHONY: all deps run test check sanitize bench install clean
-all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN)
+all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER)
 
 deps:
 	@scripts/install-deps
@@ -76,6 +77,10 @@ $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
+
+$(BENCH_SENDER): scripts/bench_sender.c include/probe/wire.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
 
 -include $(PRELOAD_OBJ:.o=.d) $(COLLECTOR_OBJ:.o=.d)
 

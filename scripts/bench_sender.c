@@ -1,0 +1,161 @@
+/*
+ * bench_sender - a synthetic libprobe for measuring the collector alone.
+ *
+ * Run under `probe record` (which sets PROBE_SOCKET); forks SENDERS
+ * processes, each of which connects like libprobe does and sends HELLO, one
+ * MAP, then SAMPLES batches of DEPTH-frame stacks drawn from STACKS distinct
+ * stacks, as fast as the collector reads them, and an EXIT.  Prints its own
+ * CPU time so the bench can subtract it from the total.
+ *
+ *   bench_sender SAMPLES_PER_SENDER [SENDERS [STACKS [DEPTH]]]
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe/wire.h"
+
+#define BATCH 512
+
+static int send_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int sender(long samples, long stacks, int depth)
+{
+	const char *path = getenv("PROBE_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "probe: bench_sender needs PROBE_SOCKET (run it under probe record)\n");
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("probe: bench_sender: connect");
+		return 1;
+	}
+	static uint8_t buf[PROBE_FRAME_MAX];
+	struct probe_wbuf w;
+	uint32_t pid = (uint32_t)getpid();
+	probe_wbuf_init(&w, buf, sizeof(buf));
+	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, pid);
+	probe_put_u32(&w, PROBE_WIRE_VERSION);
+	probe_put_u32(&w, (uint32_t)getppid());
+	probe_put_u32(&w, 1);
+	probe_put_u64(&w, 0);
+	probe_put_u8(&w, 1);
+	probe_put_u64(&w, 999);
+	probe_put_u64(&w, now_ns());
+	probe_put_str(&w, "cpu-clock");
+	probe_put_str(&w, "/proc/self/exe");
+	probe_put_str(&w, "bench_sender");
+	probe_put_u16(&w, 0);
+	probe_frame_end(&w, at);
+	at = probe_frame_begin(&w, PROBE_F_MAP, pid);
+	probe_put_u64(&w, 0x400000);
+	probe_put_u64(&w, 0x400000 + (1u << 24));
+	probe_put_u64(&w, 0);
+	probe_put_u64(&w, 0);
+	probe_put_u8(&w, 0);
+	probe_put_str(&w, "/nonexistent/bench-object");
+	probe_frame_end(&w, at);
+	if (send_all(fd, buf, w.len) < 0)
+		return 1;
+
+	uint64_t seed = 0x9e3779b97f4a7c15ull ^ pid, t = now_ns();
+	for (long done = 0; done < samples;) {
+		long n = samples - done < BATCH ? samples - done : BATCH;
+		probe_wbuf_init(&w, buf, sizeof(buf));
+		at = probe_frame_begin(&w, PROBE_F_SAMPLES, pid);
+		probe_put_u64(&w, t);
+		probe_put_uv(&w, (uint64_t)n);
+		for (long i = 0; i < n; i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			uint64_t s = seed % (uint64_t)stacks, prev = 0;
+			probe_put_uv(&w, pid);
+			probe_put_uv(&w, (uint64_t)i * 1000);
+			probe_put_uv(&w, 1001001);
+			probe_put_uv(&w, 0);
+			probe_put_uv(&w, (uint64_t)depth);
+			for (int f = 0; f < depth; f++) {
+				/* Stack s: a leaf that depends on s, callers shared. */
+				uint64_t pc = 0x400000 + (f == 0 ? s * 64 : (uint64_t)f * 4096 + (s >> (f % 8)) % 64);
+				probe_put_sv(&w, (int64_t)(pc - prev));
+				prev = pc;
+			}
+		}
+		probe_frame_end(&w, at);
+		if (!w.ok || send_all(fd, buf, w.len) < 0) {
+			fprintf(stderr, "probe: bench_sender: send failed\n");
+			return 1;
+		}
+		done += n;
+		t += 1000000;
+	}
+	probe_wbuf_init(&w, buf, sizeof(buf));
+	at = probe_frame_begin(&w, PROBE_F_EXIT, pid);
+	probe_put_u32(&w, 0);
+	probe_put_u64(&w, (uint64_t)samples);
+	probe_put_u32(&w, 1);
+	probe_frame_end(&w, at);
+	send_all(fd, buf, w.len);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long samples = argc > 1 ? atol(argv[1]) : 1000000;
+	int senders = argc > 2 ? atoi(argv[2]) : 1;
+	long stacks = argc > 3 ? atol(argv[3]) : 10000;
+	int depth = argc > 4 ? atoi(argv[4]) : 20;
+	if (samples < 1 || senders < 1 || stacks < 1 || depth < 1 || depth > (int)PROBE_MAX_FRAMES) {
+		fprintf(stderr, "usage: bench_sender SAMPLES [SENDERS [STACKS [DEPTH]]]\n");
+		return 2;
+	}
+	for (int i = 0; i < senders; i++) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(sender(samples, stacks, depth));
+		if (p < 0) {
+			perror("probe: bench_sender: fork");
+			return 1;
+		}
+	}
+	int st, bad = 0;
+	while (wait(&st) > 0)
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	fprintf(stderr, "bench_sender: cpu %.3f s\n", cpu);
+	return bad;
+}
