@@ -16,6 +16,11 @@
  * remembers its amount at the previous tick and at the last 'z'; the
  * interval view shows the difference since the previous tick, the
  * cumulative view the difference since 'z' (or the start).
+ *
+ * Call tree (Enter, c on a function): from the same interned stacks, the
+ * selected function with its callees as a tree below it, then its callers
+ * as an inverted tree towards main/_start (struct ctree); it is flattened
+ * into lines (pruned under 0.5 %) which the arrows scroll.
  */
 #include "top.h"
 
@@ -111,6 +116,31 @@ struct rowset {
 };
 
 /*
+ * The call tree of the selected function (Enter, c): node 0 is the function
+ * itself; in the callees tree a child is a function it calls, in the
+ * callers tree one that calls its parent.  Siblings of the same function are
+ * one node; a stack is one path in each tree (under recursion: callees
+ * from the outermost frame of the function, callers from the innermost),
+ * and adds to a node once (stamp).  A callees node's self is where it is the leaf; a callers
+ * node's, the selected function's self through it.
+ */
+struct cnode {
+	uint32_t loc, first_child, next_sibling, stamp;
+	uint64_t total, self;
+};
+
+struct ctree {
+	struct cnode *v;
+	size_t n, cap;
+};
+
+struct tline {                  /* one line of the call tree view */
+	const struct ctree *ct; /* NULL: the "Callers:" heading */
+	uint32_t node;
+	int depth;
+};
+
+/*
  * On a terminal, our own stderr (the symbol loader's warnings, say) would
  * scribble over the view: it goes to a pipe while the view is up; the last
  * line shows on the status line, and everything is written to the real
@@ -151,7 +181,11 @@ struct top {
 	uint32_t *stamp;
 	size_t stamp_cap;
 	uint32_t stamp_gen;
-	struct rowset rows, callers, callees;
+	struct rowset rows;
+	struct ctree down, up;  /* callees and callers of tree_loc */
+	struct tline *tl;
+	size_t ntl, tlcap;
+	uint32_t cstamp;
 	uint64_t total;
 	/* view */
 	int tty, quit;
@@ -168,6 +202,7 @@ struct top {
 	int tree;
 	uint32_t tree_loc;
 	uint64_t tree_self, tree_total;
+	int tscroll;            /* first line of the call tree shown */
 	int sel, scroll;
 	int keep_pos;           /* the selection moved by key: keep its position */
 	struct errpipe ep2;
@@ -199,7 +234,7 @@ void top_usage(FILE *out)
 		"\n"
 		"Keys: q quit, ? help, s sort (self/total/name), g group (function/module/\n"
 		"thread/process), f focus the selected thread or process, F clear focus,\n"
-		"/ filter by name, Enter or c callers and callees of the selected function,\n"
+		"/ filter by name, Enter or c call tree of the selected function,\n"
 		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
 		"Not on a terminal, a plain-text snapshot is printed every interval.\n",
 		event_list(), PROBE_DEFAULT_FREQ);
@@ -610,12 +645,94 @@ static void compute_rows(struct top *t)
 		t->sel = rs->n ? (int)rs->n - 1 : 0;
 }
 
-/* Callers and callees of t->tree_loc. */
+static double pct(const struct top *t, uint64_t amount);
+
+/* The child of parent for loc, made if new. */
+static uint32_t ct_child(struct ctree *ct, uint32_t parent, uint32_t loc)
+{
+	for (uint32_t c = ct->v[parent].first_child; c; c = ct->v[c].next_sibling)
+		if (ct->v[c].loc == loc)
+			return c;
+	ct->v = xgrow(ct->v, &ct->cap, ct->n + 1, sizeof(*ct->v));
+	uint32_t c = (uint32_t)ct->n++;
+	memset(&ct->v[c], 0, sizeof(ct->v[c]));
+	ct->v[c].loc = loc;
+	ct->v[c].next_sibling = ct->v[parent].first_child;
+	ct->v[parent].first_child = c;
+	return c;
+}
+
+/* Add one stack's amount to node, once per stack (t->cstamp). */
+static void ct_visit(struct ctree *ct, uint32_t node, uint32_t stamp, uint64_t amount,
+		     int self)
+{
+	struct cnode *n = &ct->v[node];
+	if (n->stamp == stamp)
+		return;
+	n->stamp = stamp;
+	n->total = sat_add(n->total, amount);
+	if (self)
+		n->self = sat_add(n->self, amount);
+}
+
+static void ct_reset(struct ctree *ct, uint32_t loc)
+{
+	ct->v = xgrow(ct->v, &ct->cap, 1, sizeof(*ct->v));
+	memset(&ct->v[0], 0, sizeof(ct->v[0]));
+	ct->v[0].loc = loc;
+	ct->n = 1;
+}
+
+struct csort {
+	uint64_t total;
+	const char *name;
+	uint32_t node;
+};
+
+static int cmp_csort(const void *x, const void *y)
+{
+	const struct csort *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void tl_add(struct top *t, const struct ctree *ct, uint32_t node, int depth)
+{
+	t->tl = xgrow(t->tl, &t->tlcap, t->ntl + 1, sizeof(*t->tl));
+	t->tl[t->ntl++] = (struct tline){ ct, node, depth };
+}
+
+/* Lines for node's children, by total, pruned under 0.5 % of all. */
+static void tl_children(struct top *t, const struct ctree *ct, uint32_t node, int depth)
+{
+	size_t n = 0;
+	for (uint32_t c = ct->v[node].first_child; c; c = ct->v[c].next_sibling)
+		n++;
+	if (!n)
+		return;
+	struct csort *v = xcalloc(n, sizeof(*v));
+	n = 0;
+	for (uint32_t c = ct->v[node].first_child; c; c = ct->v[c].next_sibling) {
+		if (pct(t, ct->v[c].total) < 0.5)
+			continue;
+		v[n++] = (struct csort){ ct->v[c].total, resolver_loc(t->res, ct->v[c].loc)->sym, c };
+	}
+	qsort(v, n, sizeof(*v), cmp_csort);
+	for (size_t i = 0; i < n; i++) {
+		tl_add(t, ct, v[i].node, depth);
+		tl_children(t, ct, v[i].node, depth + 1);
+	}
+	free(v);
+}
+
+/* The call tree of t->tree_loc: its callees below it, then its callers. */
 static void compute_tree(struct top *t)
 {
 	const struct agg_count *k = agg_counts(t->agg);
-	rows_clear(&t->callers);
-	rows_clear(&t->callees);
+	ct_reset(&t->down, t->tree_loc);
+	ct_reset(&t->up, t->tree_loc);
+	t->cstamp = 0;
 	uint64_t self = 0, total = 0;
 	for (size_t i = 0; i < t->ncvec; i++) {
 		if (!count_wanted(t, &k[i]))
@@ -626,55 +743,46 @@ static void compute_tree(struct top *t)
 			continue;
 		uint32_t nf = resolve_stack(t->res, &k[i], t->frames);
 		int in = 0;
-		for (uint32_t f = 0; f < nf; f++)
-			if (t->frames[f].loc == t->tree_loc)
-				in = 1;
+		for (uint32_t f = 0; f < nf && !in; f++)
+			in = t->frames[f].loc == t->tree_loc;
 		if (!in)
 			continue;
 		total = sat_add(total, amount);
-		if (t->frames[0].loc == t->tree_loc)
+		int leaf = t->frames[0].loc == t->tree_loc;
+		if (leaf)
 			self = sat_add(self, amount);
-		for (int side = 0; side < 2; side++) {
-			struct rowset *rs = side ? &t->callees : &t->callers;
-			fresh_stamp(t);
-			for (uint32_t f = 0; f < nf; f++) {
-				if (t->frames[f].loc != t->tree_loc)
-					continue;
-				uint32_t other;
-				int none;
-				if (side) {
-					none = f == 0;
-					other = none ? 0 : t->frames[f - 1].loc;
-				} else {
-					none = f + 1 >= nf;
-					other = none ? 0 : t->frames[f + 1].loc;
-				}
-				uint64_t key = none ? UINT64_MAX : other;
-				if (!none && !stamp_once(t, other))
-					continue;
-				int fresh;
-				struct row *r = rows_get(rs, key, &fresh);
-				if (fresh) {
-					if (none) {
-						r->name = side ? "[self]" : "[root]";
-						r->module = "";
-					} else {
-						const struct loc *l = resolver_loc(t->res, other);
-						r->name = l->sym;
-						r->module = l->dso;
-					}
-				}
-				r->total = sat_add(r->total, amount);
-				r->self = r->total;
-				if (none)
-					break;
+		uint32_t stamp = ++t->cstamp;
+		/* Under recursion, callees from its outermost frame and callers
+		 * from its innermost: one path per stack in each tree, which
+		 * keeps the recursion (f under f under f) and never counts a
+		 * stack twice. */
+		uint32_t inner = nf, outer = 0;
+		for (uint32_t f = 0; f < nf; f++)
+			if (t->frames[f].loc == t->tree_loc) {
+				if (inner == nf)
+					inner = f;
+				outer = f;
 			}
+		uint32_t node = 0;
+		for (uint32_t g = outer; g-- > 0;) {
+			node = ct_child(&t->down, node, t->frames[g].loc);
+			ct_visit(&t->down, node, stamp, amount, g == 0);
+		}
+		node = 0;
+		for (uint32_t g = inner + 1; g < nf; g++) {
+			node = ct_child(&t->up, node, t->frames[g].loc);
+			ct_visit(&t->up, node, stamp, amount, leaf);
 		}
 	}
-	sort_rows(&t->callers, S_TOTAL);
-	sort_rows(&t->callees, S_TOTAL);
 	t->tree_self = self;
 	t->tree_total = total;
+	t->down.v[0].total = t->up.v[0].total = total;
+	t->down.v[0].self = t->up.v[0].self = self;
+	t->ntl = 0;
+	tl_add(t, &t->down, 0, 0);
+	tl_children(t, &t->down, 0, 1);
+	tl_add(t, NULL, 0, 0);
+	tl_children(t, &t->up, 0, 1);
 }
 
 static void recompute(struct top *t)
@@ -909,7 +1017,7 @@ static void draw_help(void)
 		"  f          focus the selected thread or process (grouped by thread/process)",
 		"  F          clear the focus",
 		"  /          filter by name substring: Enter applies, Esc clears",
-		"  Enter, c   callers and callees of the selected function (Esc back)",
+		"  Enter, c   call tree of the selected function: callees, callers (Esc back)",
 		"  z          zero the counts",
 		"  p          pause the display (sampling goes on)",
 		"  i          last interval or cumulative percentages",
@@ -954,16 +1062,40 @@ static void draw(struct top *t)
 	if (t->tree) {
 		const struct loc *l = resolver_loc(t->res, t->tree_loc);
 		snprintf(buf, sizeof(buf), "Callers and callees of %s (%s): %.2f%% total, "
-			 "%.2f%% self  [Esc back]", l->sym, l->dso, pct(t, t->tree_total),
-			 pct(t, t->tree_self));
+			 "%.2f%% self  [Esc back, arrows/PgUp/PgDn scroll]", l->sym, l->dso,
+			 pct(t, t->tree_total), pct(t, t->tree_self));
 		put_line(y++, buf, A_BOLD);
-		put_line(y++, "Callers:", A_BOLD);
-		draw_rows(t, y, &t->callers, 0, 0);
-		y += (int)t->callers.n;
-		if (y < LINES - 1)
-			put_line(y++, "Callees:", A_BOLD);
-		if (y < LINES - 1)
-			draw_rows(t, y, &t->callees, 0, 0);
+		snprintf(buf, sizeof(buf), "%7s %7s  %s", "Total%", "Self%", "Call tree");
+		put_line(y++, buf, A_BOLD);
+		int avail = LINES - y - 1;
+		if (avail < 1)
+			avail = 1;
+		if (t->tscroll > (int)t->ntl - avail)
+			t->tscroll = (int)t->ntl - avail;
+		if (t->tscroll < 0)
+			t->tscroll = 0;
+		for (int i = t->tscroll; i < (int)t->ntl && y < LINES - 1; i++, y++) {
+			const struct tline *tl = &t->tl[i];
+			if (!tl->ct) {
+				put_line(y, "Callers:", A_BOLD);
+				continue;
+			}
+			const struct cnode *nd = &tl->ct->v[tl->node];
+			const struct loc *nl = resolver_loc(t->res, nd->loc);
+			/* Two spaces a level, up to half the name column; deeper
+			 * nodes stay there and say their level. */
+			int ind = 2 * tl->depth, cap = fn / 2;
+			char lvl[16] = "";
+			if (ind > cap) {
+				ind = cap;
+				snprintf(lvl, sizeof(lvl), "[%d] ", tl->depth);
+			}
+			int w = fn + 6 - ind - (int)strlen(lvl);
+			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%%  %*s%s%-*.*s %s",
+				 pct(t, nd->total), pct(t, nd->self), ind, "", lvl, w, w,
+				 nl->sym, nl->dso);
+			put_line(y, buf, tl->depth == 0 ? A_BOLD : 0);
+		}
 		refresh();
 		return;
 	}
@@ -1000,6 +1132,41 @@ static void on_key(struct top *t, int ch)
 		return;
 	}
 	int page = page_rows();
+	if (t->tree) {
+		/* The call tree scrolls; the rows' selection stays. */
+		int moved = 1;
+		switch (ch) {
+		case KEY_UP:
+		case 'k':
+			t->tscroll--;
+			break;
+		case KEY_DOWN:
+		case 'j':
+			t->tscroll++;
+			break;
+		case KEY_PPAGE:
+			t->tscroll -= page;
+			break;
+		case KEY_NPAGE:
+			t->tscroll += page;
+			break;
+		case KEY_HOME:
+			t->tscroll = 0;
+			break;
+		case KEY_END:
+			t->tscroll = (int)t->ntl;
+			break;
+		default:
+			moved = 0;
+		}
+		if (moved) {
+			if (t->tscroll >= (int)t->ntl)
+				t->tscroll = (int)t->ntl - 1;
+			if (t->tscroll < 0)
+				t->tscroll = 0;
+			return;
+		}
+	}
 	switch (ch) {
 	case 'q':
 	case 'Q':
@@ -1053,6 +1220,7 @@ static void on_key(struct top *t, int ch)
 		if (t->group == G_FUNC && t->sel < (int)t->rows.n) {
 			t->tree = 1;
 			t->tree_loc = t->rows.v[t->sel].loc;
+			t->tscroll = 0;
 		}
 		break;
 	case 'z':
@@ -1561,11 +1729,10 @@ out:
 	if (t.in.sc.mem)
 		probe_scratch_free(&t.in.sc);
 	rows_clear(&t.rows);
-	rows_clear(&t.callers);
-	rows_clear(&t.callees);
 	free(t.rows.v);
-	free(t.callers.v);
-	free(t.callees.v);
+	free(t.down.v);
+	free(t.up.v);
+	free(t.tl);
 	struct cent *c, *ct;
 	HASH_ITER(hh, t.cents, c, ct) {
 		HASH_DEL(t.cents, c);

@@ -1,10 +1,11 @@
 #!/bin/sh
 # probe top on a terminal (inside tmux): header, shares of the top rows,
-# grouping by thread, focus, filtering, callers/callees, the last view kept
+# grouping by thread, focus, filtering, the call tree (callees, callers),
+# scrolling it, the last view kept
 # after the program exits, q.
 . "$(dirname "$0")/lib.sh"
 command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-plan 15
+plan 19
 
 export TMUX_TMPDIR=$T/tmux
 mkdir -p "$TMUX_TMPDIR"
@@ -84,6 +85,42 @@ wait_for 'Callers and callees of leaf_five \(gt_leaf\)' 10
 ok $? "Enter shows callers and callees of the selected function"
 pane | grep -A1 '^Callers:' | grep -q ' main '
 ok $? "main is leaf_five's caller"
+# the callers tree: main, and one level further (indented deeper) its caller
+pane | awk '/^Callers:/ { c = 1; next }
+	c == 1 { m = $3 == "main"; i1 = index($0, " " $3 " "); c = 2; next }
+	c == 2 { l = $3 == "__libc_start_call_main"; i2 = index($0, " " $3 " "); exit }
+	END { exit !(m && l && i2 == i1 + 2) }'
+ok $? "two levels of callers: main, then __libc_start_call_main under it"
+tmux send-keys -t "$S" Escape
+wait_for '^ *Self% +Total%' 10
+# the callees tree of main: select it (filter, sort by name, the last row)
+tmux send-keys -t "$S" / Escape
+sleep 0.5
+tmux send-keys -t "$S" / m a i n Enter
+wait_for 'filter: "main"' 10 && tmux send-keys -t "$S" s s
+wait_for 'sorted by name' 10 && tmux send-keys -t "$S" End
+sleep 1
+tmux send-keys -t "$S" Enter
+wait_for 'Callers and callees of main \(gt_leaf\)' 10
+ok $? "Enter shows the call tree of main"
+sleep 1
+fail=0
+for f in leaf_five:50 leaf_three:30 leaf_two:20; do
+	# Total% of the node one level under main, above "Callers:"
+	v=$(pane | awk -v n="${f%:*}" '/^Callers:/ { exit }
+		$3 == "main" && !i { i = index($0, " main ") }
+		i && $3 == n && index($0, " " n " ") == i + 2 { sub("%", "", $1); print $1; exit }')
+	within "$v" "${f#*:}" 3 || { fail=1; diag "${f%:*} under main: $v%, want ${f#*:}"; }
+done
+ok $fail "main's callees tree: leaf_five/leaf_three/leaf_two under it, 50/30/20 % (+-3)"
+# a window too short for the tree: Down scrolls it by a line
+tmux resize-window -t "$S" -y 14
+sleep 1
+tmux send-keys -t "$S" Down
+sleep 1
+pane | grep -A1 'Call tree$' | tail -1 | grep -q ' leaf_five '
+ok $? "the call tree scrolls (Down)"
+tmux resize-window -t "$S" -y 50
 tmux send-keys -t "$S" Escape
 wait_for '^ *Self% +Total%' 10
 tmux send-keys -t "$S" q
