@@ -218,6 +218,19 @@ static void send_exit(int status, uint64_t samples, uint32_t threads)
 }
 
 /*
+ * Bytes the batch's sample count takes: a fixed-width LEB128 varint (every
+ * byte but the last carries the continuation bit; readers take non-minimal
+ * varints as usual), so the count can be written after the samples.
+ */
+#define COUNT_BYTES 3u                  /* up to 2^21 samples a batch */
+
+static void put_count(uint8_t *at, uint64_t count)
+{
+	for (unsigned i = 0; i < COUNT_BYTES; i++, count >>= 7)
+		at[i] = (uint8_t)((count & 0x7f) | (i + 1 < COUNT_BYTES ? 0x80 : 0));
+}
+
+/*
  * All of t's queued samples, in SAMPLES frames of about BATCH_MAX bytes.
  * Returns how full the queue was, in words.
  */
@@ -229,39 +242,22 @@ static uint64_t drain_queue(struct probe_thread *t)
 	uint64_t fill = end - pos;
 	struct probe_qrec r;
 
-	while (pos < end) {
-		uint64_t p = pos, bend = pos, count = 0, base = UINT64_MAX;
-		size_t est = 0;
+	/*
+	 * One pass per batch.  A thread's queue is in time order (one producer,
+	 * the thread itself, appending as its samples are taken), so the first
+	 * sample's time is the batch's base and every dt is >= 0.
+	 */
+	while (probe_queue_read(q, &pos, end, &r)) {
+		uint64_t base = r.time, count = 0;
 		struct probe_wbuf w;
-		size_t at;
+		size_t at, count_at;
 
-		/* Pass 1: how many fit, and the earliest time (dt >= 0). */
-		for (;;) {
-			uint64_t before = p;
-
-			if (!probe_queue_read(q, &p, end, &r))
-				break;
-			size_t e = 40 + 10 * (size_t)r.nframes;
-			if (count && est + e > BATCH_MAX) {
-				p = before;
-				break;
-			}
-			est += e;
-			count++;
-			if (r.time < base)
-				base = r.time;
-			bend = p;
-		}
-		if (count == 0)
-			break;
-
-		/* Pass 2: encode. */
 		probe_wbuf_init(&w, scratch, SCRATCH);
 		at = probe_frame_begin(&w, PROBE_F_SAMPLES, probe_proc.pid);
 		probe_put_u64(&w, base);
-		probe_put_uv(&w, count);
-		p = pos;
-		while (probe_queue_read(q, &p, bend, &r)) {
+		count_at = w.len;
+		probe_put_bytes(&w, "\0\0\0", COUNT_BYTES);
+		do {
 			uint64_t prev = 0;
 
 			probe_put_uv(&w, r.tid);
@@ -275,11 +271,13 @@ static uint64_t drain_queue(struct probe_thread *t)
 				probe_put_sv(&w, (int64_t)(f - prev));
 				prev = f;
 			}
-		}
+			count++;
+			/* SCRATCH - BATCH_MAX leaves room for one more whole sample. */
+		} while (w.len < BATCH_MAX && probe_queue_read(q, &pos, end, &r));
+		put_count(w.p + count_at, count);
 		probe_frame_end(&w, at);
 		if (!w.ok || probe_output_append(w.p, w.len, count) < 0)
 			lost_socket += count;
-		pos = bend;
 	}
 	probe_queue_release(q, end);
 	return fill;

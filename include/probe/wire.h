@@ -14,8 +14,9 @@
  *       u32 pid    the process the frame describes
  *     followed by (size - 12) bytes of body laid out as documented per type.
  *   - Strings in bodies are u16 length + bytes, no NUL, at most PROBE_STR_MAX.
- *   - "uv" is an unsigned LEB128 varint (at most 10 bytes); "sv" is a
- *     zig-zag signed varint.
+ *   - "uv" is an unsigned LEB128 varint (at most 10 bytes; a writer may pad
+ *     one with continuation bytes to patch it in later); "sv" is a zig-zag
+ *     signed varint.
  *   - The first frame a process sends is HELLO.  A HELLO for a pid that was
  *     seen before starts a new process image (exec): its mappings are reset.
  *   - Readers trust nothing: every length, count and address is checked and a
