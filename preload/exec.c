@@ -230,71 +230,45 @@ int fexecve(int fd, char *const argv[], char *const envp[])
  * The execl family builds an argv and calls the matching execv* (glibc's
  * own execl calls its internal execve, which we would not see).  The argv
  * lives on the stack: these are async-signal-safe too.
+ *
+ * GATHER_ARGV declares argv (a VLA in the caller's block: a function could
+ * not return it) holding arg and the variadic arguments up to the NULL, and
+ * leaves ap_ positioned after that NULL (execle's envp follows it).
  */
-#define COUNT_ARGS(first, n)                                            \
-	do {                                                            \
-		va_list ap_;                                            \
-		va_start(ap_, first);                                   \
-		for (n = 1; va_arg(ap_, char *) != NULL; n++)           \
-			;                                               \
-		va_end(ap_);                                            \
-	} while (0)
+#define GATHER_ARGV(argv, arg)                                          \
+	size_t n_ = 1;                                                  \
+	va_list ap_;                                                    \
+	va_start(ap_, arg);                                             \
+	while (va_arg(ap_, char *) != NULL)                             \
+		n_++;                                                   \
+	va_end(ap_);                                                    \
+	char *argv[n_ + 1];                                             \
+	argv[0] = (char *)(arg);                                        \
+	va_start(ap_, arg);                                             \
+	for (size_t i_ = 1; i_ <= n_; i_++)                             \
+		argv[i_] = va_arg(ap_, char *)
 
 __attribute__((visibility("default")))
 int execl(const char *path, const char *arg, ...)
 {
-	size_t n;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-		va_list ap;
-
-		argv[0] = (char *)arg;
-		va_start(ap, arg);
-		for (size_t i = 1; i <= n; i++)
-			argv[i] = va_arg(ap, char *);
-		va_end(ap);
-		return execv(path, argv);
-	}
+	GATHER_ARGV(argv, arg);
+	va_end(ap_);
+	return execv(path, argv);
 }
 
 __attribute__((visibility("default")))
 int execlp(const char *file, const char *arg, ...)
 {
-	size_t n;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-		va_list ap;
-
-		argv[0] = (char *)arg;
-		va_start(ap, arg);
-		for (size_t i = 1; i <= n; i++)
-			argv[i] = va_arg(ap, char *);
-		va_end(ap);
-		return execvp(file, argv);
-	}
+	GATHER_ARGV(argv, arg);
+	va_end(ap_);
+	return execvp(file, argv);
 }
 
 __attribute__((visibility("default")))
 int execle(const char *path, const char *arg, ...)
 {
-	size_t n;
-
-	COUNT_ARGS(arg, n);
-	{
-		char *argv[n + 1];
-		char *const *envp;
-		va_list ap;
-
-		argv[0] = (char *)arg;
-		va_start(ap, arg);
-		for (size_t i = 1; i <= n; i++)
-			argv[i] = va_arg(ap, char *);
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, argv, envp);
-	}
+	GATHER_ARGV(argv, arg);
+	char *const *envp = va_arg(ap_, char *const *);
+	va_end(ap_);
+	return execve(path, argv, envp);
 }
