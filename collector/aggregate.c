@@ -1,5 +1,6 @@
 /* aggregate.c - see aggregate.h. */
 #include "aggregate.h"
+#include "interval.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -543,14 +544,8 @@ const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t
 	if (!im || !im->nmaps || !im->maxend)
 		return NULL;
 	/* Last map with start <= addr. */
-	size_t lo = 0, hi = im->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (im->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = interval_upper(im->maps, im->nmaps, sizeof(im->maps[0]),
+				   offsetof(struct agg_map, start), addr);
 	const struct agg_map *best = NULL;
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < MAP_WALK_MAX; steps++) {
 		if (im->maxend[i] <= addr)

@@ -1,5 +1,6 @@
 /* symbols.c - see symbols.h. */
 #include "symbols.h"
+#include "interval.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -725,14 +726,8 @@ const char *symobj_lookup(const struct symobj *o, uint64_t vaddr)
 {
 	if (!o->nsyms)
 		return NULL;
-	size_t lo = 0, hi = o->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = interval_upper(o->syms, o->nsyms, sizeof(o->syms[0]),
+				   offsetof(struct sym, addr), vaddr);
 	/* The closest start that still covers vaddr: the innermost symbol. */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
 		if (o->maxend[i] <= vaddr)
@@ -818,14 +813,8 @@ static int dwarf_ready(struct symobj *o)
 
 static Dwarf_Die *cu_of(struct symobj *o, uint64_t vaddr)
 {
-	size_t lo = 0, hi = o->ncus;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->cus[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = interval_upper(o->cus, o->ncus, sizeof(o->cus[0]),
+				   offsetof(struct cu_range, lo), vaddr);
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
 		if (o->cu_maxend[i] <= vaddr)
 			break;
