@@ -11,7 +11,11 @@
  *   PROBE_EVENT   cpu-clock (default), task-clock, page-faults, ... cycles, ...
  *   PROBE_FREQ    Hz (default 999); PROBE_PERIOD wins when both are set
  *   PROBE_PERIOD  events per sample (nanoseconds for clock events)
- *   PROBE_SIGNAL  realtime signal number, default SIGRTMIN+6
+ *   PROBE_SIGNAL  realtime signal number to sample with, as the kernel
+ *                 delivers perf events' signals to other tools (F_SETSIG);
+ *                 unset: SIGTRAP from the kernel's perf sigtrap where it
+ *                 has one and no debugger is attached (event.c says why),
+ *                 else SIGRTMIN+6
  *   PROBE_KERNEL  1: sample kernel time too (where the user may: root, or
  *                 perf_event_paranoid <= 1); default 0, user space only.
  *                 A kernel-mode overflow raises the signal while the thread
@@ -32,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +184,7 @@ static void read_signal(void)
 	probe_cfg.signo = lo + 6 <= hi ? lo + 6 : lo;
 	if (!s || !*s)
 		return;
+	probe_cfg.signal_set = 1;
 	/* Also accept the spelling of kill -l: SIGRTMIN+N / RTMIN+N. */
 	if (strncmp(s, "SIG", 3) == 0)
 		s += 3;
@@ -217,6 +223,17 @@ static void read_kernel(void)
 	}
 	probe_msg("PROBE_KERNEL='%.32s' is not 0 or 1; sampling user space only",
 		  s);
+}
+
+/* SIGNAL CONTEXT safe. */
+int probe_signal_from_event(int sig, const siginfo_t *si)
+{
+	if (!si || sig != probe_cfg.signo)
+		return 0;
+	if (probe_cfg.trap)
+		return si->si_code == TRAP_PERF;
+	/* F_SETSIG signals carry the poll band's code (POLL_IN...): > 0. */
+	return si->si_code > 0;
 }
 
 uint64_t probe_nominal_period(void)

@@ -59,7 +59,7 @@ static int ours(int sig, const siginfo_t *si)
 		return si->si_code == SI_KERNEL;
 	if (si->si_code == SI_TIMER)
 		return si->si_value.sival_ptr == (void *)probe_self;
-	return si->si_code > 0;
+	return probe_signal_from_event(sig, si);
 }
 
 static void before_exec(struct exec_state *st)

@@ -9,8 +9,9 @@
  * per-thread state, primed on the thread beforehand (unwind.c).
  *
  * Contract:
- *   - A signal is ours only when the kernel sent it for our event (si_code
- *     > 0 and si_fd is the current thread's event) or for our timer
+ *   - A signal is ours only when the kernel sent it for our event (sigtrap:
+ *     TRAP_PERF with the current thread's state as si_perf_data; F_SETSIG:
+ *     si_code > 0 and si_fd is the current thread's event) or for our timer
  *     (SI_TIMER and si_value is the current thread's state).  Anything else
  *     (kill, sigqueue, the program's own F_SETSIG fds and timers) goes to the
  *     program as it would have without us (signals.c: its handler, its mask,
@@ -196,7 +197,13 @@ static struct probe_thread *ours(const siginfo_t *si)
 	if (!t)
 		return NULL;
 	int fd = __atomic_load_n(&t->sigfd, __ATOMIC_ACQUIRE);
-	return fd >= 0 && si->si_fd == fd ? t : NULL;
+	if (fd < 0)
+		return NULL;
+	if (probe_cfg.trap)
+		return si->si_code == TRAP_PERF &&
+		       probe_si_perf_data(si) == (unsigned long)(uintptr_t)t ?
+		       t : NULL;
+	return si->si_fd == fd ? t : NULL;
 }
 
 /* Take the sample(s) signalled to t; returns how many records. */
@@ -316,8 +323,10 @@ int probe_handler_install(void)
 	}
 	probe_signal_take(SIGIO, PROBE_SIG_CHAIN, probe_on_sigio, SA_RESTART);
 	for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-		probe_signal_take(fatal_signals[i], PROBE_SIG_FATAL, probe_on_fatal,
-				  SA_RESETHAND | SA_ONSTACK);
+		if (fatal_signals[i] != probe_cfg.signo)   /* SIGTRAP: chained */
+			probe_signal_take(fatal_signals[i], PROBE_SIG_FATAL,
+					  probe_on_fatal,
+					  SA_RESETHAND | SA_ONSTACK);
 	return 0;
 }
 

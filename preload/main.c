@@ -257,6 +257,7 @@ static void probe_init(void)
 	if (probe_output_open() < 0)
 		goto out;
 	probe_unwind_load();
+	probe_event_choose_signal();
 	if (probe_handler_install() < 0)
 		goto out;
 

@@ -55,6 +55,23 @@
 
 #include "probe/wire.h"
 
+/*
+ * perf's sigtrap (Linux 5.13): SIGTRAP with si_code TRAP_PERF and the
+ * event's sig_data in the word after si_addr (the kernel's si_perf_data;
+ * glibc does not name either).
+ */
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+static inline unsigned long probe_si_perf_data(const siginfo_t *si)
+{
+	unsigned long v;
+
+	__builtin_memcpy(&v, (const char *)&si->si_addr + sizeof(void *),
+			 sizeof v);
+	return v;
+}
+
 /* ---- config.c ----------------------------------------------------------- */
 
 struct probe_config {
@@ -66,7 +83,9 @@ struct probe_config {
 	uint64_t config;        /* perf_event_attr.config */
 	int freq;               /* 1: value is Hz; 0: value is a period */
 	uint64_t value;
-	int signo;              /* the profiling realtime signal */
+	int signo;              /* the profiling signal: SIGTRAP when trap */
+	int signal_set;         /* PROBE_SIGNAL was given */
+	int trap;               /* perf events signal with sigtrap (event.c) */
 	int kernel;             /* sample kernel time too (PROBE_KERNEL=1) */
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 };
@@ -74,6 +93,8 @@ struct probe_config {
 extern struct probe_config probe_cfg;
 
 void probe_config_read(void);
+/* Is si a signal of our perf events' kind (not yet: for which thread)? */
+int probe_signal_from_event(int sig, const siginfo_t *si);
 /* Switch the event to cpu-clock (hardware event not available). */
 void probe_config_fallback_cpu_clock(void);
 
@@ -220,6 +241,8 @@ extern int probe_mode;
  * says which step failed ("perf_event_open", "fcntl").
  */
 int probe_event_open(struct probe_thread *t, pid_t tid, const char **step);
+/* Once, before the handlers: sigtrap (SIGTRAP) or F_SETSIG (probe_cfg). */
+void probe_event_choose_signal(void);
 /* Enable; a thread with a ring then closes its fd (the mapping holds it). */
 int probe_event_enable(struct probe_thread *t);
 /* Owner only: end the event (munmap / close); its ring must be drained. */

@@ -171,7 +171,16 @@ void probe_signal_chain(int sig, siginfo_t *si, void *uc)
 	if (sig <= 0 || sig >= NSIGS)
 		return;
 	probe_signal_app(sig, &a);
-	if (sig == probe_cfg.signo && probe_app_blocked) {
+	if (sig == probe_cfg.signo && probe_app_blocked && si &&
+	    probe_cfg.trap && si->si_code > 0 && si->si_code != TRAP_PERF) {
+		/*
+		 * A trap the program caused (int3, single step) while it has
+		 * SIGTRAP blocked: the kernel forces such a signal through
+		 * with the default action.  So do we.
+		 */
+		memset(&a, 0, sizeof a);
+		a.sa_handler = SIG_DFL;
+	} else if (sig == probe_cfg.signo && probe_app_blocked) {
 		/* Blocked in the program's view: keep it for when it unblocks. */
 		t = probe_self;
 		if (t && si && t->ndefer < PROBE_DEFER_MAX)
@@ -189,12 +198,16 @@ void probe_signal_chain(int sig, siginfo_t *si, void *uc)
 		 * (SI_TIMER) are dropped: only a signal someone sent on purpose
 		 * gets the default action, as without us.
 		 */
-		if (sig == probe_cfg.signo && si && si->si_code != SI_USER &&
-		    si->si_code != SI_QUEUE && si->si_code != SI_TKILL)
+		if (probe_signal_from_event(sig, si))
 			return;
 		if (default_ignores(sig))
 			return;
-		/* As without us: the default action, right after we return. */
+		/*
+		 * As without us: the default action, right after we return
+		 * (a trap would also simply happen again); what was sampled is
+		 * sent first, as for the fatal signals (handler.c).
+		 */
+		probe_finish(128 + sig, 1);
 		struct sigaction d;
 		memset(&d, 0, sizeof d);
 		d.sa_handler = SIG_DFL;

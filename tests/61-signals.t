@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fault.sh"
 n=0
-for u in $USERS; do n=$((n + 16)); done
+for u in $USERS; do n=$((n + 25)); done
 plan $n
 
 PR_OPTS="-F 10000"
@@ -31,15 +31,29 @@ for u in $USERS; do
 	[ "$a" -gt 200 ]
 	ok $? "mask ($u): threads that block every signal are sampled ($a samples, want > 200)"
 
-	compare "ours" "$u" "$S" ours
-	grep -q "^probe: the program installed its own handler for signal" "$T/probe.err"
-	ok $? "ours ($u): probe says the program shares its signal: $(grep -c '^probe: ' "$T/probe.err") probe: lines"
-	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
-	a=$(samples_of "$T/rep" busy)
-	[ "$a" -gt 20 ]
-	ok $? "ours ($u): and keeps sampling ($a samples in busy)"
-
-	compare "sysv" "$u" "$S" sysv
+	# Probe's signal: SIGTRAP by default (perf's sigtrap), SIGRTMIN+6
+	# with PROBE_SIGNAL (F_SETSIG): the program may use either.
+	for how in TRAP RTMIN+6; do
+		if [ $how = TRAP ]; then unset PROBE_SIGNAL; else export PROBE_SIGNAL=$how; fi
+		export GT_SIG=$how
+		compare "ours, $how" "$u" "$S" ours
+		grep -q "^probe: the program installed its own handler for signal" "$T/probe.err"
+		ok $? "ours, $how ($u): probe says the program shares its signal: $(grep -c '^probe: ' "$T/probe.err") probe: lines"
+		"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
+		a=$(samples_of "$T/rep" busy)
+		[ "$a" -gt 20 ]
+		ok $? "ours, $how ($u): and keeps sampling ($a samples in busy)"
+		compare "sysv, $how" "$u" "$S" sysv
+	done
+	unset PROBE_SIGNAL GT_SIG
+	# SIGTRAP of the program's own: breakpoints it handles, and the
+	# default action (also when blocked, which the kernel forces through).
+	compare "int3 and raise(SIGTRAP) handled" "$u" "$S" trap
+	grep -q '^int3 breakpoints 20, raised 20$' "$T/probe.out"
+	ok $? "trap ($u): the program's handler saw every trap: $(cat "$T/probe.out")"
+	compare "int3 at SIG_DFL" "$u" "$S" int3
+	compare "int3 with SIGTRAP blocked" "$u" "$S" int3blocked
+	compare "kill -TRAP from outside" "$u" sh -c 'sh -c "kill -TRAP \$\$; sleep 1"; echo "status $?"'
 	compare "rawmask" "$u" "$S" rawmask
 	grep -q "^probe: 1 thread blocked signal .* by a means probe cannot see" "$T/probe.err"
 	ok $? "rawmask ($u): probe says a thread blocked its signal behind its back"

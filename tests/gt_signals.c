@@ -12,12 +12,19 @@
  *   gt_signals mask     every signal blocked in all threads (sigwait for
  *                       SIGUSR1 in one), the mask read back; masked_work
  *                       runs in two threads that block everything
- *   gt_signals ours     the program uses SIGRTMIN+6 (probe's default) with
- *                       its own handler, sigqueue, a timer, and blocks it;
- *                       reads back SIGIO's disposition
+ *   gt_signals ours     the program uses probe's signal with its own
+ *                       handler, sigqueue, a timer, and blocks it; reads
+ *                       back SIGIO's disposition.  Probe's signal: $GT_SIG,
+ *                       TRAP (probe's default, SIGTRAP) or RTMIN+6 (the
+ *                       default of PROBE_SIGNAL; used when GT_SIG is unset)
  *   gt_signals segv     a SIGSEGV handler that recovers with siglongjmp
- *   gt_signals sysv     SIGRTMIN+6 through sysv_signal (reset after each
+ *   gt_signals sysv     $GT_SIG through sysv_signal (reset after each
  *                       delivery) and sigset (SIG_HOLD, then a handler)
+ *   gt_signals trap     a SIGTRAP handler that counts int3 breakpoints and
+ *                       raise(SIGTRAP) between bursts of work
+ *   gt_signals int3     an int3 with SIGTRAP left at SIG_DFL: dies of it
+ *   gt_signals int3blocked  the same with SIGTRAP blocked: the kernel
+ *                       forces it through and the program dies of it
  *   gt_signals rawmask  a thread that blocks every signal with the raw
  *                       rt_sigprocmask system call, and works
  * Prints what it saw; exits 0.
@@ -51,6 +58,14 @@ GT_KEEP static void small_work(long iters)
 }
 
 static volatile sig_atomic_t count, sum;
+
+/* The signal the "ours" and "sysv" modes share with probe ($GT_SIG). */
+static int shared_sig(void)
+{
+	const char *s = getenv("GT_SIG");
+
+	return s && !strcmp(s, "TRAP") ? SIGTRAP : SIGRTMIN + 6;
+}
 
 static void on_count(int sig)
 {
@@ -254,7 +269,7 @@ static int mode_mask(void)
 
 static int mode_ours(void)
 {
-	int sig = SIGRTMIN + 6;
+	int sig = shared_sig();
 	struct sigaction sa, old;
 	sigset_t s;
 	timer_t tm;
@@ -352,7 +367,7 @@ static int mode_segv(void)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static int mode_sysv(void)
 {
-	int sig = SIGRTMIN + 6;
+	int sig = shared_sig();
 
 	for (int i = 0; i < 3; i++) {
 		sysv_signal(sig, on_count);
@@ -394,6 +409,51 @@ static int mode_rawmask(void)
 	return 0;
 }
 
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code == SI_TKILL)
+		sum++;
+	else
+		count++;
+}
+
+static int mode_trap(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+	for (int i = 0; i < 20; i++) {
+		__asm__ volatile("int3");
+		busy(5);
+		raise(SIGTRAP);
+		busy(5);
+	}
+	printf("int3 breakpoints %d, raised %d\n", (int)count, (int)sum);
+	return 0;
+}
+
+static int mode_int3(int blocked)
+{
+	busy(50);
+	if (blocked) {
+		sigset_t s;
+
+		sigemptyset(&s);
+		sigaddset(&s, SIGTRAP);
+		sigprocmask(SIG_BLOCK, &s, NULL);
+	}
+	printf("before int3\n");
+	__asm__ volatile("int3");
+	printf("after int3\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -417,6 +477,12 @@ int main(int argc, char **argv)
 		return mode_sysv();
 	if (!strcmp(m, "rawmask"))
 		return mode_rawmask();
-	fprintf(stderr, "usage: gt_signals alarm|prof|chld|eintr|mask|ours|segv|sysv|rawmask\n");
+	if (!strcmp(m, "trap"))
+		return mode_trap();
+	if (!strcmp(m, "int3"))
+		return mode_int3(0);
+	if (!strcmp(m, "int3blocked"))
+		return mode_int3(1);
+	fprintf(stderr, "usage: gt_signals alarm|prof|chld|eintr|mask|ours|segv|sysv|rawmask|trap|int3|int3blocked\n");
 	return 2;
 }

@@ -50,8 +50,10 @@ self_share() {
 		{ for (i = 4; i <= NF; i++) if ($i == name) { sub("%", "", $1); print $1; exit } }' "$1"
 }
 
-# as_nobody CMD...: run a command as the unprivileged user nobody.
+# as_nobody CMD...: run a command as the unprivileged user nobody, in a
+# clean environment but for the PROBE_SIGNAL and GT_* settings of the test.
 as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
-		env PATH=/usr/bin:/bin HOME=/nonexistent "$@"
+		env PATH=/usr/bin:/bin HOME=/nonexistent \
+		$(env | grep -E '^(PROBE_SIGNAL|GT_[A-Z_]*)=' | tr '\n' ' ') "$@"
 }
