@@ -31,6 +31,30 @@ struct sym {
 struct cu_range {
 	uint64_t lo, hi;
 	Dwarf_Die cu;
+	uint32_t unit;          /* its compile unit: index into symobj.units */
+};
+
+/*
+ * One address range of a DIE that scope_chain() may pick first in a compile
+ * unit: a subprogram, inlined subroutine or entry point (or a lexical, try
+ * or catch block) that is a child of the unit, or of the namespaces, modules
+ * and classes it holds.  order is the DIE's place in that walk (pre-order):
+ * of those containing an address, the one with the lowest order is what the
+ * walk would find.
+ */
+struct scope_ent {
+	uint64_t lo, hi;
+	uint32_t order;
+	uint8_t block;          /* a lexical, try or catch block */
+	Dwarf_Die die;
+};
+
+/* A compile unit's scope_ents sorted by lo, built on first use. */
+struct cu_scopes {
+	int built;
+	struct scope_ent *ents;
+	uint64_t *maxend;       /* maxend[i] = max(hi of ents[0..i]) */
+	size_t n, cap;
 };
 
 struct symobj {
@@ -54,6 +78,8 @@ struct symobj {
 	struct cu_range *cus;
 	uint64_t *cu_maxend;
 	size_t ncus, cus_cap;
+	struct cu_scopes *units;    /* per compile unit with addresses */
+	size_t nunits, units_cap;
 };
 
 struct symcache {
@@ -89,6 +115,11 @@ static void obj_free(struct symobj *o)
 		close(o->dw_fd);
 	free(o->cus);
 	free(o->cu_maxend);
+	for (size_t i = 0; i < o->nunits; i++) {
+		free(o->units[i].ents);
+		free(o->units[i].maxend);
+	}
+	free(o->units);
 	free(o);
 }
 
@@ -774,11 +805,19 @@ static void index_cus(struct symobj *o)
 			continue;
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
+		int added = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (lo >= hi)
 				continue;
+			if (!added) {
+				o->units = xgrow(o->units, &o->units_cap, o->nunits + 1,
+						 sizeof(*o->units));
+				memset(&o->units[o->nunits++], 0, sizeof(*o->units));
+				added = 1;
+			}
 			o->cus = xgrow(o->cus, &o->cus_cap, o->ncus + 1, sizeof(*o->cus));
-			o->cus[o->ncus++] = (struct cu_range){ lo, hi, cudie };
+			o->cus[o->ncus++] = (struct cu_range){ lo, hi, cudie,
+							       (uint32_t)(o->nunits - 1) };
 		}
 	}
 	if (!o->ncus)
@@ -811,7 +850,7 @@ static int dwarf_ready(struct symobj *o)
 	return o->dw != NULL;
 }
 
-static Dwarf_Die *cu_of(struct symobj *o, uint64_t vaddr)
+static struct cu_range *cu_of(struct symobj *o, uint64_t vaddr)
 {
 	size_t lo = interval_upper(o->cus, o->ncus, sizeof(o->cus[0]),
 				   offsetof(struct cu_range, lo), vaddr);
@@ -819,7 +858,7 @@ static Dwarf_Die *cu_of(struct symobj *o, uint64_t vaddr)
 		if (o->cu_maxend[i] <= vaddr)
 			break;
 		if (vaddr < o->cus[i].hi)
-			return &o->cus[i].cu;
+			return &o->cus[i];
 	}
 	return NULL;
 }
@@ -850,13 +889,15 @@ static unsigned die_udata(Dwarf_Die *d, unsigned at)
 
 /*
  * The chain of subprogram and inlined-subroutine DIEs containing vaddr,
- * outermost first, found by descending the CU's tree (namespaces and
- * classes have no addresses but hold functions).  Returns its length.
+ * outermost first, found by descending the tree from parent (namespaces and
+ * classes have no addresses but hold functions: they are looked into while
+ * the chain is still empty).  chain[0..n) and depth are where an earlier
+ * step left off (0, 0 from a compile unit).  Returns the chain's length.
  */
-static int scope_chain(Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *chain, int max)
+static int scope_walk(Dwarf_Die *from, uint64_t vaddr, Dwarf_Die *chain, int n, int max,
+		      int depth)
 {
-	Dwarf_Die parent = *cudie, child;
-	int n = 0, depth = 0;
+	Dwarf_Die parent = *from, child;
 	while (depth++ < 256 && dwarf_child(&parent, &child) == 0) {
 		int found = 0;
 		do {
@@ -884,7 +925,7 @@ static int scope_chain(Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *chain, int m
 				 * nothing with addresses matched yet. */
 				if (n == 0 && dwarf_haschildren(&child) == 1) {
 					Dwarf_Die sub[SCOPE_MAX];
-					int k = scope_chain(&child, vaddr, sub, max);
+					int k = scope_walk(&child, vaddr, sub, 0, max, 0);
 					if (k > 0) {
 						memcpy(chain, sub, (size_t)k * sizeof(*sub));
 						return k;
@@ -902,13 +943,121 @@ static int scope_chain(Dwarf_Die *cudie, uint64_t vaddr, Dwarf_Die *chain, int m
 	return n;
 }
 
+/*
+ * The DIEs scope_walk() tests before its chain has anything in it, in the
+ * order it tests them: parent's children, and inside namespaces and classes
+ * (not inside what has addresses: it only goes into what matched).
+ */
+static void scopes_collect(struct cu_scopes *s, Dwarf_Die *parent, uint32_t *order)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_entry_point:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block: {
+			/* The ranges dwarf_haspc() would test. */
+			uint32_t ord = (*order)++;
+			uint8_t block = tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+					tag == DW_TAG_catch_block;
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (lo >= hi)
+					continue;
+				s->ents = xgrow(s->ents, &s->cap, s->n + 1, sizeof(*s->ents));
+				s->ents[s->n++] = (struct scope_ent){ lo, hi, ord, block, child };
+			}
+			break;
+		}
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			if (dwarf_haschildren(&child) == 1)
+				scopes_collect(s, &child, order);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int cmp_scope(const void *x, const void *y)
+{
+	const struct scope_ent *a = x, *b = y;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void scopes_build(struct cu_scopes *s, Dwarf_Die *cudie)
+{
+	uint32_t order = 0;
+	s->built = 1;
+	scopes_collect(s, cudie, &order);
+	if (!s->n)
+		return;
+	qsort(s->ents, s->n, sizeof(*s->ents), cmp_scope);
+	s->maxend = xmalloc(s->n * sizeof(*s->maxend));
+	uint64_t mx = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->ents[i].hi > mx)
+			mx = s->ents[i].hi;
+		s->maxend[i] = mx;
+	}
+}
+
+/* Past this many ranges overlapping an address, walk the tree instead. */
+#define SCOPE_OVERLAP_MAX 256
+
+/*
+ * scope_walk() from the compile unit, without its linear search of the
+ * unit's top level: the first DIE it would match there comes from the
+ * unit's sorted index, and only what is under it is walked.  Where that DIE
+ * is a block (the walk's next steps there differ), or the index is
+ * unhelpful, the walk does it all.
+ */
+static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwarf_Die *chain,
+		       int max)
+{
+	struct cu_scopes *s = &o->units[r->unit];
+	if (!s->built)
+		scopes_build(s, &r->cu);
+	size_t i = interval_upper(s->ents, s->n, sizeof(s->ents[0]),
+				  offsetof(struct scope_ent, lo), vaddr);
+	const struct scope_ent *best = NULL;
+	for (size_t steps = 0; i-- > 0; steps++) {
+		if (s->maxend[i] <= vaddr)
+			break;
+		if (steps >= SCOPE_OVERLAP_MAX)
+			return scope_walk(&r->cu, vaddr, chain, 0, max, 0);
+		if (vaddr < s->ents[i].hi && (!best || s->ents[i].order < best->order))
+			best = &s->ents[i];
+	}
+	if (!best)
+		return 0;
+	if (best->block || max < 1)
+		return scope_walk(&r->cu, vaddr, chain, 0, max, 0);
+	chain[0] = best->die;
+	return scope_walk(&chain[0], vaddr, chain, 1, max, 1);
+}
+
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max)
 {
 	if (max == 0 || !dwarf_ready(o) || !o->ncus)
 		return 0;
-	Dwarf_Die *cu = cu_of(o, vaddr);
-	if (!cu)
+	struct cu_range *r = cu_of(o, vaddr);
+	if (!r)
 		return 0;
+	Dwarf_Die *cu = &r->cu;
 	const char *file = NULL;
 	int line = 0;
 	Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr);
@@ -918,7 +1067,7 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 			line = 0;
 	}
 	Dwarf_Die chain[SCOPE_MAX];
-	int n = scope_chain(cu, vaddr, chain, SCOPE_MAX);
+	int n = scope_chain(o, r, vaddr, chain, SCOPE_MAX);
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 	size_t k = 0;
