@@ -1,15 +1,25 @@
 /*
  * bench_sender - a synthetic libprobe for measuring the collector alone.
  *
- * Run under `probe record` (which sets PROBE_SOCKET); forks SENDERS
- * processes, each of which connects like libprobe does and sends HELLO, one
- * MAP, then SAMPLES batches of DEPTH-frame stacks drawn from STACKS distinct
- * stacks, as fast as the collector reads them, and an EXIT.  Prints its own
- * CPU time so the bench can subtract it from the total.
+ * Run under `probe record` or `probe top` (which set PROBE_SOCKET); forks
+ * SENDERS processes, each of which connects like libprobe does and sends
+ * HELLO, one MAP, then SAMPLES samples (in batches of 512) of DEPTH-frame
+ * stacks drawn from STACKS distinct stacks, as fast as the collector reads
+ * them, and an EXIT.  Prints its own CPU time so the bench can subtract it
+ * from the total.
+ *
+ * The MAP is the real executable segment of this process's libc (address,
+ * bias, offset, build-id, path), and every frame is an address inside it, so
+ * a collector that symbolizes (probe top, probe report) resolves the frames
+ * from the real libc on disk, as it would a real program's.  If libc cannot
+ * be found, a 16 MiB mapping of a file that does not exist stands in (the
+ * frames then show as object+offset).
  *
  *   bench_sender SAMPLES_PER_SENDER [SENDERS [STACKS [DEPTH]]]
  */
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +57,64 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The mapping every frame points into (see the top of this file). */
+struct text_map {
+	uint64_t start, end, bias, pgoff;
+	uint8_t build_id[PROBE_BUILD_ID_MAX];
+	unsigned build_id_len;
+	char path[4096];
+};
+
+static unsigned build_id(const struct dl_phdr_info *info, uint8_t *bid)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			size_t name = (n->n_namesz + 3u) & ~3u, desc = (n->n_descsz + 3u) & ~3u;
+			const uint8_t *np = p + sizeof(*n);
+			if (name + desc > (size_t)(end - np))
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(np, "GNU", 4) == 0 && n->n_descsz <= PROBE_BUILD_ID_MAX) {
+				memcpy(bid, np + name, n->n_descsz);
+				return n->n_descsz;
+			}
+			p = np + name + desc;
+		}
+	}
+	return 0;
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct text_map *tm = arg;
+	(void)size;
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	if (!base || strncmp(base + 1, "libc.so", 7) != 0 ||
+	    strlen(info->dlpi_name) >= sizeof(tm->path))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz < 4096)
+			continue;
+		tm->start = info->dlpi_addr + ph->p_vaddr;
+		tm->end = tm->start + ph->p_memsz;
+		tm->bias = info->dlpi_addr;
+		tm->pgoff = ph->p_offset;
+		tm->build_id_len = build_id(info, tm->build_id);
+		strcpy(tm->path, info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+static struct text_map text;
+
 static int sender(long samples, long stacks, int depth)
 {
 	const char *path = getenv("PROBE_SOCKET");
@@ -74,17 +142,21 @@ static int sender(long samples, long stacks, int depth)
 	probe_put_u64(&w, 999);
 	probe_put_u64(&w, now_ns());
 	probe_put_str(&w, "cpu-clock");
-	probe_put_str(&w, "/proc/self/exe");
+	char exe[4096];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[el > 0 ? el : 0] = '\0';
+	probe_put_str(&w, exe);
 	probe_put_str(&w, "bench_sender");
 	probe_put_u16(&w, 0);
 	probe_frame_end(&w, at);
 	at = probe_frame_begin(&w, PROBE_F_MAP, pid);
-	probe_put_u64(&w, 0x400000);
-	probe_put_u64(&w, 0x400000 + (1u << 24));
-	probe_put_u64(&w, 0);
-	probe_put_u64(&w, 0);
-	probe_put_u8(&w, 0);
-	probe_put_str(&w, "/nonexistent/bench-object");
+	probe_put_u64(&w, text.start);
+	probe_put_u64(&w, text.end);
+	probe_put_u64(&w, text.bias);
+	probe_put_u64(&w, text.pgoff);
+	probe_put_u8(&w, (uint8_t)text.build_id_len);
+	probe_put_bytes(&w, text.build_id, text.build_id_len);
+	probe_put_str(&w, text.path);
 	probe_frame_end(&w, at);
 	if (send_all(fd, buf, w.len) < 0)
 		return 1;
@@ -106,7 +178,8 @@ static int sender(long samples, long stacks, int depth)
 			probe_put_uv(&w, (uint64_t)depth);
 			for (int f = 0; f < depth; f++) {
 				/* Stack s: a leaf that depends on s, callers shared. */
-				uint64_t pc = 0x400000 + (f == 0 ? s * 64 : (uint64_t)f * 4096 + (s >> (f % 8)) % 64);
+				uint64_t off = f == 0 ? s * 64 : (uint64_t)f * 4096 + (s >> (f % 8)) % 64;
+				uint64_t pc = text.start + off % (text.end - text.start);
 				probe_put_sv(&w, (int64_t)(pc - prev));
 				prev = pc;
 			}
@@ -139,6 +212,11 @@ int main(int argc, char **argv)
 	if (samples < 1 || senders < 1 || stacks < 1 || depth < 1 || depth > (int)PROBE_MAX_FRAMES) {
 		fprintf(stderr, "usage: bench_sender SAMPLES [SENDERS [STACKS [DEPTH]]]\n");
 		return 2;
+	}
+	if (!dl_iterate_phdr(find_libc, &text)) {
+		text.start = 0x400000;
+		text.end = 0x400000 + (1u << 24);
+		strcpy(text.path, "/nonexistent/bench-object");
 	}
 	for (int i = 0; i < senders; i++) {
 		pid_t p = fork();
