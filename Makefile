@@ -41,12 +41,13 @@ UNIT_SRC  := $(wildcard tests/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 DEMO_BIN  := $(BUILD)/demo
 BENCH_SENDER := $(BUILD)/bench_sender
+BENCH_SPIN   := $(BUILD)/bench_spin
 
 LIBPROBE := $(BUILD)/libprobe.so
 PROBE    := $(BUILD)/probe
 
 .PHONY: all deps run test check sanitize bench install clean
-all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER)
+all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN)
 
 deps:
 	@scripts/install-deps
@@ -81,6 +82,10 @@ $(DEMO_BIN): scripts/demo.c
 $(BENCH_SENDER): scripts/bench_sender.c include/probe/wire.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
+
+$(BENCH_SPIN): scripts/bench_spin.c tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread
 
 -include $(PRELOAD_OBJ:.o=.d) $(COLLECTOR_OBJ:.o=.d)
 

@@ -28,6 +28,8 @@
  *   PROBE_TIMER   1: sample with per-thread CPU-time timers instead of perf
  *                 events (what happens anyway when perf_event_open is
  *                 refused); for testing the fallback
+ *   PROBE_HANDLER_STATS  1: time the signal handler; each process says
+ *                 at its end: mean, p50, p99, max (scripts/bench)
  *
  * A bad value is reported in one line and replaced by its default: a
  * profiler that refuses to let the program start is worse than one that
@@ -270,4 +272,6 @@ void probe_config_read(void)
 	read_kernel();
 	s = getenv("PROBE_TIMER");
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
+	s = getenv("PROBE_HANDLER_STATS");
+	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
 }

@@ -58,9 +58,6 @@ static uint64_t exit_deadline;          /* one ~1 s budget for all of exit */
 
 #define EXIT_WAIT_NS 1000000000ull
 
-#ifdef PROBE_HANDLER_TIMING
-extern uint64_t probe_timing_ns, probe_timing_n, probe_timing_max;
-#endif
 
 int probe_is_ours(void)
 {
@@ -132,13 +129,7 @@ static void probe_fini(void)
 		finish(PROBE_REQ_FINAL | PROBE_REQ_EXIT, st, 0);
 	else
 		finish(PROBE_REQ_FINAL, -1, 0);
-#ifdef PROBE_HANDLER_TIMING
-	if (probe_timing_n)
-		probe_msg("handler: %llu calls, mean %llu ns, max %llu ns",
-			  (unsigned long long)probe_timing_n,
-			  (unsigned long long)(probe_timing_ns / probe_timing_n),
-			  (unsigned long long)probe_timing_max);
-#endif
+	probe_handler_stats_report();
 }
 
 /* ---- exit, _exit, _Exit -------------------------------------------------- */

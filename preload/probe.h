@@ -88,6 +88,7 @@ struct probe_config {
 	int trap;               /* perf events signal with sigtrap (event.c) */
 	int kernel;             /* sample kernel time too (PROBE_KERNEL=1) */
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
+	int handler_stats;      /* PROBE_HANDLER_STATS=1: time the handler */
 };
 
 extern struct probe_config probe_cfg;
@@ -297,6 +298,8 @@ int probe_unwind(void *uc, uint64_t *buf, int *first);
 
 /* ---- handler.c ---------------------------------------------------------- */
 
+/* PROBE_HANDLER_STATS: one line on stderr with the handler's times. */
+void probe_handler_stats_report(void);
 int probe_handler_install(void);
 /* SIGNAL CONTEXT: the calling thread's state (adopted ones by tid), or NULL. */
 struct probe_thread *probe_current_thread(void);
