@@ -150,7 +150,8 @@ sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build-san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 	PROBE_BUILD=build-san PROBE_SANITIZE=1 prove -f tests/
 
-bench: deps
+bench:
+	@scripts/install-deps --bench
 	@$(MAKE) --no-print-directory all
 	scripts/bench
 

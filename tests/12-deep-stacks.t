@@ -1,8 +1,9 @@
 #!/bin/sh
 # Recursion 60 deep, no frame pointers: at least 99 % of the samples carry
-# the whole chain, 60 descend() frames down to main.
+# the whole chain, 60 descend() frames down to main.  PROBE_HANDLER_STATS=1
+# (what scripts/bench reads) counts every signal and the frames it unwound.
 . "$(dirname "$0")/lib.sh"
-plan 4
+plan 6
 
 "$PROBE" record -q -F 2999 -o "$T/rec.probe" -- "$GT/gt_recurse" 3000 60 >"$T/out" 2>"$T/err"
 is "$?" 0 "probe record exits with the program's status"
@@ -20,5 +21,16 @@ awk -v f="$full" -v t="$total" 'BEGIN { exit !(t >= 1000 && f >= 0.99 * t) }'
 ok $? "at least 99 % of samples have the full chain ($full / $total)"
 grep -q 'main;descend;descend' "$T/folded"
 ok $? "folded stacks run from main (caller) towards descend (callee)"
+
+# 60 descend + bottom + main + libc's three start frames = 65 per stack.
+PROBE_HANDLER_STATS=1 "$PROBE" record -q -F 999 -o "$T/h.probe" -- "$GT/gt_recurse" 300 60 >"$T/out" 2>"$T/err"
+line=$(grep '^probe: handler: ' "$T/err")
+diag "$line"
+n=$("$PROBE" report "$T/h.probe" 2>/dev/null | sed -n 's/^# event: .*; \([0-9]*\) samples.*/\1/p')
+sig=$(echo "$line" | sed -n 's/^probe: handler: \([0-9]*\) signals.*/\1/p')
+[ -n "$sig" ] && [ "$sig" -gt 50 ] && [ "$sig" -le "${n:-0}" ] && [ "$sig" -ge $(( ${n:-0} * 95 / 100 )) ]
+ok $? "PROBE_HANDLER_STATS: one line, a signal per sample ($sig signals, $n samples)"
+echo "$line" | grep -Eq ' 6[45]\.[0-9] frames per unwound stack; mean [0-9]+ ns, p50 < [0-9]+ ns, p99 < [0-9]+ ns, max [0-9]+ ns$'
+ok $? "PROBE_HANDLER_STATS: about 65 frames per stack, mean, p50, p99, max"
 [ "$_tap_fail" -eq 0 ] || { sort -k2 -n -t' ' "$T/folded" | tail -5 | cut -c1-300 | sed 's/^/#   /'; sed 's/^/#   /' "$T/err" "$T/rerr"; }
 done_testing
