@@ -140,6 +140,19 @@ static int adopt_fd(int fd)
 	return fd;
 }
 
+/*
+ * Is fd (just moved high) what we opened?  A program that dup2()s onto
+ * every number may hit the low number we had for an instant, before it
+ * moved (seen: /dev/null adopted as the collector's socket).
+ */
+static int is_expected(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 &&
+	       (out_socket ? S_ISSOCK(st.st_mode) : S_ISREG(st.st_mode));
+}
+
 static int still_ours(void)
 {
 	struct stat st;
@@ -428,11 +441,19 @@ static void lost_descriptor(void)
 	out_fd = -1;
 	probe_output_dropped += samples_in(bound, len);
 	off = len = bound = 0;
-	if (++reopens <= REOPEN_MAX) {
+	while (fd < 0 && ++reopens <= REOPEN_MAX) {
 		if (out_socket)
 			fd = connect_socket(probe_cfg.socket_path, &err);
 		else
 			fd = open(out_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0) {
+			fd = adopt_fd(fd);
+			if (!is_expected(fd)) {
+				probe_fd_disown(fd);
+				probe_sys_close(fd);
+				fd = -1;
+			}
+		}
 	}
 	if (fd < 0) {
 		out_broken = 1;
@@ -440,7 +461,7 @@ static void lost_descriptor(void)
 			  "could not be opened again";
 		return;
 	}
-	out_fd = adopt_fd(fd);
+	out_fd = fd;
 	restarted = 1;
 }
 
@@ -482,7 +503,7 @@ void probe_output_flush(void)
 			continue;
 		if (r < 0 && out_socket && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (!still_ours()) {
+		if (!still_ours() || (r < 0 && errno == ENOTSOCK)) {
 			/* Replaced under us (dup2 onto it): not the collector's fault. */
 			lost_descriptor();
 			return;

@@ -32,6 +32,12 @@ start_rec() {
 		sh -c "echo \$\$ >'$T/pid'; exec '$GT/gt_leaf' $ROUNDS" >"$T/out" 2>"$T/err" &
 	while [ ! -s "$T/recpid" ]; do sleep 0.01; done
 	rec=$(cat "$T/recpid")
+	# The program itself running (a slow collector, under ASan, may take
+	# a while to start it): what follows is timed from there.
+	for _i in $(seq 1 1000); do
+		[ -s "$T/pid" ] && break
+		sleep 0.01
+	done
 }
 
 ROUNDS=200
