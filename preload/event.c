@@ -44,10 +44,10 @@
  * fence, store data_tail.
  */
 #include <errno.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>

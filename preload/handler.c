@@ -326,6 +326,13 @@ static void probe_on_fatal(int sig, siginfo_t *si, void *uc)
 
 /* ---- normal context ------------------------------------------------------ */
 
+/* Fork child: its own figures, not its parent's. */
+void probe_handler_stats_reset(void)
+{
+	memset(hstat, 0, sizeof hstat);
+	hstat_ns = hstat_n = hstat_max = hstat_frames = hstat_stacks = 0;
+}
+
 /* The PROBE_HANDLER_STATS line, once, at the end. */
 void probe_handler_stats_report(void)
 {

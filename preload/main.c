@@ -58,7 +58,6 @@ static uint64_t exit_deadline;          /* one ~1 s budget for all of exit */
 
 #define EXIT_WAIT_NS 1000000000ull
 
-
 int probe_is_ours(void)
 {
 	return probe_proc.pid != 0 && (uint32_t)getpid() == probe_proc.pid;
@@ -206,6 +205,7 @@ static void fork_child(void)
 		probe_restore_mask(&fork_mask);
 		return;
 	}
+	probe_handler_stats_reset();
 	probe_proc.pid = (uint32_t)getpid();
 	probe_proc.ppid = (uint32_t)getppid();
 	probe_proc.start_ns = probe_now_ns();

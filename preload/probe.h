@@ -300,6 +300,7 @@ int probe_unwind(void *uc, uint64_t *buf, int *first);
 
 /* PROBE_HANDLER_STATS: one line on stderr with the handler's times. */
 void probe_handler_stats_report(void);
+void probe_handler_stats_reset(void);
 int probe_handler_install(void);
 /* SIGNAL CONTEXT: the calling thread's state (adopted ones by tid), or NULL. */
 struct probe_thread *probe_current_thread(void);

@@ -194,11 +194,17 @@ void probe_signal_chain(int sig, siginfo_t *si, void *uc)
 		if (sig == SIGIO && si && si->si_code == SI_KERNEL)
 			return;
 		/*
-		 * Late ones of our closed events (si_code > 0) and timers
-		 * (SI_TIMER) are dropped: only a signal someone sent on purpose
-		 * gets the default action, as without us.
+		 * Late ones of our closed events and timers (SI_TIMER) are
+		 * dropped: only a signal someone sent on purpose gets the
+		 * default action, as without us.  With sigtrap, "on purpose"
+		 * includes the program's own traps (int3: SI_KERNEL).
 		 */
-		if (probe_signal_from_event(sig, si))
+		if (sig == probe_cfg.signo && si &&
+		    (probe_cfg.trap ? si->si_code == TRAP_PERF ||
+				      si->si_code == SI_TIMER :
+				      si->si_code != SI_USER &&
+				      si->si_code != SI_QUEUE &&
+				      si->si_code != SI_TKILL))
 			return;
 		if (default_ignores(sig))
 			return;
