@@ -30,6 +30,9 @@
  *                 refused); for testing the fallback
  *   PROBE_HANDLER_STATS  1: time the signal handler; each process says
  *                 at its end: mean, p50, p99, max (scripts/bench)
+ *   PROBE_UNWIND  fast (default: cfi.c's cached rules, libunwind for the
+ *                 rest), libunwind (libunwind only), check (both, compared;
+ *                 each process says at its end how many stacks differed)
  *
  * A bad value is reported in one line and replaced by its default: a
  * profiler that refuses to let the program start is worse than one that
@@ -274,4 +277,13 @@ void probe_config_read(void)
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_HANDLER_STATS");
 	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
+	s = getenv("PROBE_UNWIND");
+	probe_cfg.unwind = !s || !*s || strcmp(s, "fast") == 0 ? PROBE_UNWIND_FAST :
+			   strcmp(s, "libunwind") == 0 ? PROBE_UNWIND_LIBUNWIND :
+			   strcmp(s, "check") == 0 ? PROBE_UNWIND_CHECK : -1;
+	if (probe_cfg.unwind < 0) {
+		probe_msg("PROBE_UNWIND='%.32s' is not fast, libunwind or check; "
+			  "using fast", s);
+		probe_cfg.unwind = PROBE_UNWIND_FAST;
+	}
 }

@@ -115,7 +115,7 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 			int in_kernel = ip >= PROBE_KERNEL_START;
 			if (can_unwind && !attached && (ip == rip || in_kernel)) {
 				attached = 1;
-				n = probe_unwind(uc, stack, &first);
+				n = probe_unwind(t, uc, stack, &first);
 				if (n > 0 && in_kernel && first > 0) {
 					stack[--first] = ip;
 					if (n < (int)PROBE_MAX_FRAMES)
@@ -156,7 +156,7 @@ static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 
 	bump(&t->samples, 1);
 	if (!probe_in_loader && !probe_stopping)
-		n = probe_unwind(uc, stack, &first);
+		n = probe_unwind(t, uc, stack, &first);
 	if (n <= 0) {
 		stack[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 		first = 0;

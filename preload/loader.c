@@ -228,6 +228,10 @@ int dlclose(void *handle)
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r = real_dlclose(handle);
+	/* Code may be gone, and other code come to its addresses: no rule
+	 * learned so far can be trusted (cfi.c). */
+	if (r == 0)
+		probe_cfi_flush();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
 	if (sync && r == 0) {

@@ -129,6 +129,7 @@ static void probe_fini(void)
 	else
 		finish(PROBE_REQ_FINAL, -1, 0);
 	probe_handler_stats_report();
+	probe_unwind_check_report();
 }
 
 /* ---- exit, _exit, _Exit -------------------------------------------------- */

@@ -89,6 +89,7 @@ struct probe_config {
 	int kernel;             /* sample kernel time too (PROBE_KERNEL=1) */
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 	int handler_stats;      /* PROBE_HANDLER_STATS=1: time the handler */
+	int unwind;             /* PROBE_UNWIND: PROBE_UNWIND_* */
 };
 
 extern struct probe_config probe_cfg;
@@ -153,6 +154,7 @@ struct probe_thread {
 	struct probe_thread *next;      /* registry list, probe_reg_lock */
 	pid_t tid;
 	int sigfd;                      /* si_fd of our event's signals; -1: none */
+	uint64_t stack_lo, stack_hi;    /* its stack (cfi.c); 0: unknown */
 	int fd;                         /* event fd kept open (ringless), or -1 */
 	void *ring;                     /* 1 metadata page [+ data pages] */
 	size_t ring_len;
@@ -286,15 +288,36 @@ int probe_unwind_owns(const void *pc);
 /* Prime libunwind's per-thread state; normal context, on the thread itself. */
 void probe_unwind_prime(void);
 /*
- * SIGNAL CONTEXT.  Unwind the interrupted context uc into buf (room for
- * PROBE_UNWIND_BUF entries); returns the index of the interrupted frame in
- * buf via *first and the number of frames from there (0: not found).
+ * SIGNAL CONTEXT.  Unwind t's interrupted context uc into buf (room for
+ * PROBE_UNWIND_BUF entries): cfi.c's walk, else libunwind.  Returns the
+ * index of the interrupted frame in buf via *first and the number of frames
+ * from there (0: not found).
  */
 #define PROBE_UNWIND_BUF (PROBE_MAX_FRAMES + 32)
-int probe_unwind(void *uc, uint64_t *buf, int *first);
+int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
+		 int *first);
+/* PROBE_UNWIND=check: one line on how often the two walks disagreed. */
+void probe_unwind_check_report(void);
 
 /* Sampled IPs at or above this are the kernel's (x86-64 canonical upper half). */
 #define PROBE_KERNEL_START 0xffff800000000000ull
+
+/* ---- cfi.c: the fast path in front of libunwind -------------------------- */
+
+/*
+ * SIGNAL CONTEXT: walk t's stack from the ucontext with cached frame rules;
+ * buf[0] is the interrupted RIP, then the return addresses.  Returns the
+ * frames, or 0 (a rule not cached yet, which is then noted for the sender;
+ * another stack; code we do not follow): use libunwind.
+ */
+int probe_cfi_walk(const struct probe_thread *t, const void *uc,
+		   uint64_t *buf, int max);
+/* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
+void probe_cfi_note(const uint64_t *frames, int n);
+void probe_cfi_learn(void);             /* sender: learn the noted rules */
+void probe_cfi_flush(void);             /* dlclose: forget every rule */
+/* PROBE_UNWIND: 0 cfi then libunwind (default), 1 libunwind only, 2 check */
+enum { PROBE_UNWIND_FAST, PROBE_UNWIND_LIBUNWIND, PROBE_UNWIND_CHECK };
 
 /* ---- handler.c ---------------------------------------------------------- */
 

@@ -628,6 +628,7 @@ static void *sender_main(void *arg)
 			tick = IDLE_TICK_MS;
 		}
 		pthread_mutex_unlock(&probe_consumer_lock);
+		probe_cfi_learn();
 		if (sender_quit)
 			break;
 		if (__atomic_load_n(&probe_main_exited, __ATOMIC_ACQUIRE)) {

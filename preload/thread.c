@@ -325,7 +325,19 @@ int probe_thread_open_first(struct probe_thread *t)
 
 void probe_thread_attach_self(struct probe_thread *t)
 {
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
 	t->tid = gettid();
+	/* Its stack's bounds, for cfi.c's walk (which reads nothing else). */
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+			t->stack_lo = (uint64_t)(uintptr_t)addr;
+			t->stack_hi = t->stack_lo + size;
+		}
+		pthread_attr_destroy(&a);
+	}
 	probe_self = t;
 	if (key_ok)
 		pthread_setspecific(probe_key, t);

@@ -7,6 +7,8 @@
  * application's C++ exception handling.  dlopen(RTLD_LOCAL) keeps every
  * symbol of it out of the global scope; we only dlsym what we call.
  *
+ * cfi.c's walk comes first; libunwind takes the stacks it cannot walk.
+ *
  * unw_backtrace() is libunwind's fast path (a per-thread cache of frame
  * layouts, ~1 us for tens of frames): it walks from its own frame, through
  * our handler and the kernel's signal frame, into the interrupted code.  We
@@ -90,7 +92,85 @@ void probe_unwind_prime(void)
 }
 
 /* SIGNAL CONTEXT. */
-int probe_unwind(void *ucv, uint64_t *buf, int *first)
+/* PROBE_UNWIND=check: walks compared, walks that disagreed, the first. */
+static uint64_t checked, differ, fast_only;
+static uint64_t diff_fast[8], diff_unw[8];
+static int diff_nfast, diff_nunw, diff_at = -1;
+
+static void check(const uint64_t *fast, int nf, const uint64_t *unw, int nu)
+{
+	int at = -1;
+
+	__atomic_add_fetch(&checked, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < nf && i < nu; i++)
+		if (fast[i] != unw[i]) {
+			at = i;
+			break;
+		}
+	if (at < 0 && nf == nu)
+		return;
+	if (at < 0)
+		at = nf < nu ? nf : nu;
+	if (__atomic_add_fetch(&differ, 1, __ATOMIC_RELAXED) == 1) {
+		diff_at = at;
+		diff_nfast = nf;
+		diff_nunw = nu;
+		for (int i = 0; i < 8; i++) {
+			diff_fast[i] = at + i < nf ? fast[at + i] : 0;
+			diff_unw[i] = at + i < nu ? unw[at + i] : 0;
+		}
+	}
+}
+
+void probe_unwind_check_report(void)
+{
+	if (probe_cfg.unwind != PROBE_UNWIND_CHECK)
+		return;
+	probe_msg("unwind check: %llu stacks walked both ways, %llu differ, "
+		  "%llu libunwind could not walk",
+		  (unsigned long long)checked, (unsigned long long)differ,
+		  (unsigned long long)fast_only);
+	if (differ)
+		probe_msg("unwind check: first at frame %d (%d vs %d frames): "
+			  "%llx %llx %llx vs libunwind %llx %llx %llx", diff_at,
+			  diff_nfast, diff_nunw,
+			  (unsigned long long)diff_fast[0],
+			  (unsigned long long)diff_fast[1],
+			  (unsigned long long)diff_fast[2],
+			  (unsigned long long)diff_unw[0],
+			  (unsigned long long)diff_unw[1],
+			  (unsigned long long)diff_unw[2]);
+}
+
+static int unw(void *ucv, uint64_t *buf, int *first);
+
+int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
+		 int *first)
+{
+	int n, nu, fu = 0;
+	uint64_t other[PROBE_UNWIND_BUF];
+
+	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
+		return unw(uc, buf, first);
+	n = probe_cfi_walk(t, uc, buf, (int)PROBE_MAX_FRAMES);
+	if (n <= 0) {
+		n = unw(uc, buf, first);
+		if (n > 0)
+			probe_cfi_note(buf + *first, n);
+		return n;
+	}
+	*first = 0;
+	if (probe_cfg.unwind == PROBE_UNWIND_CHECK) {
+		nu = unw(uc, other, &fu);
+		if (nu > 0)
+			check(buf, n, other + fu, nu);
+		else
+			__atomic_add_fetch(&fast_only, 1, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+static int unw(void *ucv, uint64_t *buf, int *first)
 {
 	ucontext_t *uc = ucv;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
