@@ -639,7 +639,9 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 void probe_cfi_learn(void)
 {
-	if (!__atomic_exchange_n(&learn_pending, 0, __ATOMIC_ACQUIRE))
+	/* Exiting: the sender's time goes to sending what was sampled. */
+	if (probe_stopping ||
+	    !__atomic_exchange_n(&learn_pending, 0, __ATOMIC_ACQUIRE))
 		return;
 	for (int i = 0; i < LEARN; i++) {
 		uint64_t key = __atomic_exchange_n(&learn[i], 0, __ATOMIC_RELAXED);
