@@ -52,7 +52,7 @@ all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BE
 deps:
 	@scripts/install-deps
 
-$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) include/probe/wire.h
+$(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(PRELOAD_CFLAGS) -MMD -c -o $@ $<
 
@@ -79,7 +79,7 @@ $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
 
-$(BENCH_SENDER): scripts/bench_sender.c include/probe/wire.h
+$(BENCH_SENDER): scripts/bench_sender.c $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
 
@@ -109,7 +109,7 @@ $(BUILD)/tests/gt_minidebug: tests/gt_leaf.c tests/gt_work.h tests/mkminidebug.s
 	@mkdir -p $(@D)
 	sh tests/mkminidebug.sh "$(CC) $(GT_CFLAGS)" $< $@
 
-$(BUILD)/tests/gen_recording: tests/gen_recording.c include/probe/wire.h
+$(BUILD)/tests/gen_recording: tests/gen_recording.c $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
 

@@ -444,12 +444,8 @@ void agg_finish(struct agg *a)
 			qsort(im->maps, im->nmaps, sizeof(*im->maps), cmp_map);
 		free(im->maxend);
 		im->maxend = xmalloc((im->nmaps ? im->nmaps : 1) * sizeof(uint64_t));
-		uint64_t mx = 0;
-		for (size_t j = 0; j < im->nmaps; j++) {
-			if (im->maps[j].end > mx)
-				mx = im->maps[j].end;
-			im->maxend[j] = mx;
-		}
+		interval_maxend(im->maps, im->nmaps, sizeof(*im->maps),
+				offsetof(struct agg_map, end), im->maxend);
 	}
 	free(a->count_vec);
 	a->ncounts = HASH_COUNT(a->counts);

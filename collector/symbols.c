@@ -350,12 +350,8 @@ static void finish_table(struct symobj *o)
 		if (!o->syms[i].sized && o->syms[i].end > o->syms[i + 1].addr)
 			o->syms[i].end = o->syms[i + 1].addr;
 	o->maxend = xmalloc(o->nsyms * sizeof(*o->maxend));
-	uint64_t mx = 0;
-	for (size_t i = 0; i < o->nsyms; i++) {
-		if (o->syms[i].end > mx)
-			mx = o->syms[i].end;
-		o->maxend[i] = mx;
-	}
+	interval_maxend(o->syms, o->nsyms, sizeof(*o->syms),
+			offsetof(struct sym, end), o->maxend);
 }
 
 /* Open a regular file only: a recording may name a FIFO or a device. */
@@ -824,12 +820,8 @@ static void index_cus(struct symobj *o)
 		return;
 	qsort(o->cus, o->ncus, sizeof(*o->cus), cmp_cu);
 	o->cu_maxend = xmalloc(o->ncus * sizeof(*o->cu_maxend));
-	uint64_t mx = 0;
-	for (size_t i = 0; i < o->ncus; i++) {
-		if (o->cus[i].hi > mx)
-			mx = o->cus[i].hi;
-		o->cu_maxend[i] = mx;
-	}
+	interval_maxend(o->cus, o->ncus, sizeof(*o->cus),
+			offsetof(struct cu_range, hi), o->cu_maxend);
 }
 
 static int dwarf_ready(struct symobj *o)
@@ -1007,12 +999,8 @@ static void scopes_build(struct cu_scopes *s, Dwarf_Die *cudie)
 		return;
 	qsort(s->ents, s->n, sizeof(*s->ents), cmp_scope);
 	s->maxend = xmalloc(s->n * sizeof(*s->maxend));
-	uint64_t mx = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->ents[i].hi > mx)
-			mx = s->ents[i].hi;
-		s->maxend[i] = mx;
-	}
+	interval_maxend(s->ents, s->n, sizeof(*s->ents),
+			offsetof(struct scope_ent, hi), s->maxend);
 }
 
 /* Past this many ranges overlapping an address, walk the tree instead. */

@@ -288,8 +288,7 @@ struct cie {
 	const uint8_t *insns, *insns_end;
 };
 
-static void set_reg(struct regs *s, const struct regs *init, uint64_t reg,
-		    int how, int64_t off)
+static void set_reg(struct regs *s, uint64_t reg, int how, int64_t off)
 {
 	if (reg == 6) {
 		s->rbp = how;
@@ -298,7 +297,15 @@ static void set_reg(struct regs *s, const struct regs *init, uint64_t reg,
 		s->ra = how;
 		s->ra_off = off;
 	}
-	(void)init;
+}
+
+/* DW_CFA_restore: the rule the CIE's initial instructions left. */
+static void restore_reg(struct regs *s, const struct regs *init, uint64_t reg)
+{
+	if (reg == 6)
+		set_reg(s, reg, init->rbp, init->rbp_off);
+	else if (reg == 16)
+		set_reg(s, reg, init->ra, init->ra_off);
 }
 
 /*
@@ -323,17 +330,10 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 			goto advance;
 		case 0x80:
 			off = (int64_t)uleb(r) * c->data_align;
-			set_reg(s, init, op & 0x3f, R_OFFSET, off);
+			set_reg(s, op & 0x3f, R_OFFSET, off);
 			continue;
 		case 0xc0:
-			reg = op & 0x3f;
-			if (reg == 6) {
-				s->rbp = init->rbp;
-				s->rbp_off = init->rbp_off;
-			} else if (reg == 16) {
-				s->ra = init->ra;
-				s->ra_off = init->ra_off;
-			}
+			restore_reg(s, init, op & 0x3f);
 			continue;
 		}
 		switch (op) {
@@ -353,28 +353,21 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 		case 0x05:              /* offset_extended */
 			reg = uleb(r);
 			off = (int64_t)uleb(r) * c->data_align;
-			set_reg(s, init, reg, R_OFFSET, off);
+			set_reg(s, reg, R_OFFSET, off);
 			continue;
 		case 0x06:              /* restore_extended */
-			reg = uleb(r);
-			if (reg == 6) {
-				s->rbp = init->rbp;
-				s->rbp_off = init->rbp_off;
-			} else if (reg == 16) {
-				s->ra = init->ra;
-				s->ra_off = init->ra_off;
-			}
+			restore_reg(s, init, uleb(r));
 			continue;
 		case 0x07:              /* undefined */
-			set_reg(s, init, uleb(r), R_UNDEF, 0);
+			set_reg(s, uleb(r), R_UNDEF, 0);
 			continue;
 		case 0x08:              /* same_value */
-			set_reg(s, init, uleb(r), R_SAME, 0);
+			set_reg(s, uleb(r), R_SAME, 0);
 			continue;
 		case 0x09:              /* register */
 			reg = uleb(r);
 			uleb(r);
-			set_reg(s, init, reg, R_OTHER, 0);
+			set_reg(s, reg, R_OTHER, 0);
 			continue;
 		case 0x0a:              /* remember_state */
 			if (depth == 8)
@@ -414,12 +407,12 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 			if (off < 0 || off > r->end - r->p)
 				return -1;
 			r->p += off;
-			set_reg(s, init, reg, R_OTHER, 0);
+			set_reg(s, reg, R_OTHER, 0);
 			continue;
 		case 0x11:              /* offset_extended_sf */
 			reg = uleb(r);
 			off = sleb(r) * c->data_align;
-			set_reg(s, init, reg, R_OFFSET, off);
+			set_reg(s, reg, R_OFFSET, off);
 			continue;
 		case 0x12:              /* def_cfa_sf */
 			s->cfa_reg = (int)uleb(r);
@@ -432,12 +425,12 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 		case 0x14:              /* val_offset */
 			reg = uleb(r);
 			uleb(r);
-			set_reg(s, init, reg, R_OTHER, 0);
+			set_reg(s, reg, R_OTHER, 0);
 			continue;
 		case 0x15:              /* val_offset_sf */
 			reg = uleb(r);
 			sleb(r);
-			set_reg(s, init, reg, R_OTHER, 0);
+			set_reg(s, reg, R_OTHER, 0);
 			continue;
 		case 0x2e:              /* GNU_args_size */
 			uleb(r);
@@ -445,7 +438,7 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 		case 0x2f:              /* GNU_negative_offset_extended */
 			reg = uleb(r);
 			off = -(int64_t)uleb(r) * c->data_align;
-			set_reg(s, init, reg, R_OFFSET, off);
+			set_reg(s, reg, R_OFFSET, off);
 			continue;
 		default:
 			return -1;

@@ -154,14 +154,9 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 static int traced(void)
 {
 	char buf[1024], *p;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	size_t n = probe_read_file("/proc/self/status", buf, sizeof buf - 1);
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	probe_sys_close(fd);
-	if (n <= 0)
+	if (n == 0)
 		return 0;
 	buf[n] = 0;
 	p = strstr(buf, "TracerPid:");

@@ -116,6 +116,25 @@ void probe_close_own(int fd)
 	probe_sys_close(fd);
 }
 
+size_t probe_read_file(const char *path, char *out, size_t cap)
+{
+	int fd = probe_open_ro(path);
+	size_t n = 0;
+
+	if (fd < 0)
+		return 0;
+	while (n < cap) {
+		ssize_t r = read(fd, out + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	probe_close_own(fd);
+	return n;
+}
+
 static int (*real_close)(int);
 static int (*real_pipe2)(int *, int);
 static void (*real_closefrom)(int);

@@ -75,6 +75,26 @@ static inline void bump(uint64_t *p, uint64_t n)
 	__atomic_store_n(p, *p + n, __ATOMIC_RELAXED);
 }
 
+/*
+ * The n frames unwound at stack + *first, or (n <= 0) the leaf alone,
+ * counted as a stack not unwound.  Returns the frames to queue.
+ */
+static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
+			 int n, uint64_t leaf)
+{
+	if (n <= 0) {
+		stack[0] = leaf;
+		*first = 0;
+		bump(&t->lost[PROBE_LOST_UNWIND], 1);
+		return 1;
+	}
+	if (probe_cfg.handler_stats) {
+		__atomic_add_fetch(&hstat_frames, (uint64_t)n, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&hstat_stacks, 1, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 int probe_drain_ring(struct probe_thread *t, void *uc)
 {
 	struct probe_ring_it it;
@@ -122,17 +142,7 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 						n++;
 				}
 			}
-			if (n <= 0) {
-				stack[0] = ip;
-				first = 0;
-				n = 1;
-				bump(&t->lost[PROBE_LOST_UNWIND], 1);
-			} else if (attached && probe_cfg.handler_stats) {
-				__atomic_add_fetch(&hstat_frames, (uint64_t)n,
-						   __ATOMIC_RELAXED);
-				__atomic_add_fetch(&hstat_stacks, 1,
-						   __ATOMIC_RELAXED);
-			}
+			n = stack_or_leaf(t, stack, &first, n, ip);
 			if (probe_queue_push(&t->q, tid, time, period,
 					     stack + first, (uint32_t)n) < 0)
 				bump(&t->lost[PROBE_LOST_QUEUE], 1);
@@ -157,15 +167,8 @@ static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 	bump(&t->samples, 1);
 	if (!probe_in_loader && !probe_stopping)
 		n = probe_unwind(t, uc, stack, &first);
-	if (n <= 0) {
-		stack[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-		first = 0;
-		n = 1;
-		bump(&t->lost[PROBE_LOST_UNWIND], 1);
-	} else if (probe_cfg.handler_stats) {
-		__atomic_add_fetch(&hstat_frames, (uint64_t)n, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&hstat_stacks, 1, __ATOMIC_RELAXED);
-	}
+	n = stack_or_leaf(t, stack, &first, n,
+			  (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
 	if (probe_queue_push(&t->q, (uint32_t)t->tid, probe_now_ns(),
 			     period ? period : 1, stack + first, (uint32_t)n) < 0)
 		bump(&t->lost[PROBE_LOST_QUEUE], 1);

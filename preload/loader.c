@@ -109,15 +109,10 @@ static void resolve(void)
 static int shadow_stack_on(void)
 {
 	char buf[4096];
-	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	size_t n = probe_read_file("/proc/self/status", buf, sizeof buf - 1);
 	const char *p;
 
-	if (fd < 0)
-		return 1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
+	if (n == 0)
 		return 1;
 	buf[n] = 0;
 	p = strstr(buf, "x86_Thread_features:");

@@ -32,6 +32,7 @@
 #include <sys/auxv.h>
 
 #include "probe.h"
+#include "probe/buildid.h"
 
 struct seg {
 	uint64_t start, end, bias;
@@ -71,38 +72,6 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		s->have_counts = 1;
 	}
 	return 1;   /* one object is enough */
-}
-
-/* GNU build-id from the object's PT_NOTE segments, in memory. */
-static unsigned build_id(const struct dl_phdr_info *info, uint8_t *out)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p, *end;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			size_t name = (n->n_namesz + 3u) & ~3u;
-			size_t desc = (n->n_descsz + 3u) & ~3u;
-			const uint8_t *np = p + sizeof *n;
-
-			if (name > (size_t)(end - np) ||
-			    desc > (size_t)(end - np) - name)
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(np, "GNU", 4) == 0 && n->n_descsz > 0 &&
-			    n->n_descsz <= PROBE_BUILD_ID_MAX) {
-				memcpy(out, np + name, n->n_descsz);
-				return n->n_descsz;
-			}
-			p = np + name + desc;
-		}
-	}
-	return 0;
 }
 
 static int is_vdso(const struct dl_phdr_info *info)
@@ -180,7 +149,7 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			continue;
 		}
 		if (!have_bid) {
-			bid_len = build_id(info, bid);
+			bid_len = probe_build_id(info, bid);
 			have_bid = 1;
 		}
 		probe_wbuf_init(&w, frame, sizeof frame);

@@ -395,6 +395,8 @@ int probe_fd_high(int fd);
 /* A file we read and close at once (/proc), guarded meanwhile. */
 int probe_open_ro(const char *path);
 void probe_close_own(int fd);
+/* Up to cap bytes of a (/proc) file, through probe_open_ro; 0 on failure. */
+size_t probe_read_file(const char *path, char *out, size_t cap);
 
 /* ---- loader.c ----------------------------------------------------------- */
 

@@ -82,25 +82,6 @@ uint64_t probe_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static size_t read_file(const char *path, char *out, size_t cap)
-{
-	int fd = probe_open_ro(path);
-	size_t n = 0;
-
-	if (fd < 0)
-		return 0;
-	while (n < cap) {
-		ssize_t r = read(fd, out + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	probe_close_own(fd);
-	return n;
-}
-
 void probe_proc_read(void)
 {
 	ssize_t n;
@@ -111,14 +92,14 @@ void probe_proc_read(void)
 	probe_proc.start_ns = probe_now_ns();
 	n = readlink("/proc/self/exe", probe_proc.exe, sizeof probe_proc.exe - 1);
 	probe_proc.exe[n > 0 ? n : 0] = 0;
-	m = read_file("/proc/self/comm", probe_proc.comm, 16);
+	m = probe_read_file("/proc/self/comm", probe_proc.comm, 16);
 	probe_proc.comm[m] = 0;
 	if (m && probe_proc.comm[m - 1] == '\n')
 		probe_proc.comm[m - 1] = 0;
 	free(probe_proc.args);
 	probe_proc.args = malloc(ARGS_MAX);
 	probe_proc.args_len = probe_proc.args ?
-		read_file("/proc/self/cmdline", probe_proc.args, ARGS_MAX) : 0;
+		probe_read_file("/proc/self/cmdline", probe_proc.args, ARGS_MAX) : 0;
 }
 
 /* ---- frames ------------------------------------------------------------- */
@@ -315,7 +296,7 @@ static int blocks_our_signal(pid_t tid)
 	size_t n;
 
 	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-	n = read_file(path, buf, sizeof buf - 1);
+	n = probe_read_file(path, buf, sizeof buf - 1);
 	buf[n] = 0;
 	p = strstr(buf, "SigBlk:");
 	if (!p || sscanf(p + 7, "%llx", &blk) != 1)

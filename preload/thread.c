@@ -63,17 +63,12 @@ int probe_real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
 void probe_thread_comm(pid_t tid, char out[17])
 {
 	char path[64];
-	ssize_t n;
-	int fd;
+	size_t n;
 
 	out[0] = 0;
 	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-	fd = probe_open_ro(path);
-	if (fd < 0)
-		return;
-	n = read(fd, out, 16);
-	probe_close_own(fd);
-	if (n <= 0)
+	n = probe_read_file(path, out, 16);
+	if (n == 0)
 		return;
 	out[n] = 0;
 	if (out[n - 1] == '\n')
@@ -120,14 +115,9 @@ static int events_refused;      /* no source can be opened here: stop trying */
 static int read_int_file(const char *path)
 {
 	char buf[32];
-	int fd = probe_open_ro(path);
-	ssize_t n;
+	size_t n = probe_read_file(path, buf, sizeof buf - 1);
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	probe_close_own(fd);
-	if (n <= 0)
+	if (n == 0)
 		return -1;
 	buf[n] = 0;
 	return atoi(buf);
@@ -433,19 +423,14 @@ int probe_app_threads_alive(pid_t self)
 	while (!alive && (e = readdir(d)) != NULL) {
 		pid_t tid = (pid_t)atoi(e->d_name);
 		char path[64], buf[256], *p;
-		int fd;
-		ssize_t n;
+		size_t n;
 
 		if (tid <= 0 || tid == self)
 			continue;
 		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-		fd = probe_open_ro(path);
-		if (fd < 0)
+		n = probe_read_file(path, buf, sizeof buf - 1);
+		if (n == 0)
 			continue;   /* gone */
-		n = read(fd, buf, sizeof buf - 1);
-		probe_close_own(fd);
-		if (n <= 0)
-			continue;
 		buf[n] = 0;
 		/* "tid (comm) S ...": the state follows the last ')'. */
 		p = strrchr(buf, ')');

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe/buildid.h"
 #include "probe/wire.h"
 
 #define BATCH 512
@@ -65,31 +66,6 @@ struct text_map {
 	char path[4096];
 };
 
-static unsigned build_id(const struct dl_phdr_info *info, uint8_t *bid)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			size_t name = (n->n_namesz + 3u) & ~3u, desc = (n->n_descsz + 3u) & ~3u;
-			const uint8_t *np = p + sizeof(*n);
-			if (name + desc > (size_t)(end - np))
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(np, "GNU", 4) == 0 && n->n_descsz <= PROBE_BUILD_ID_MAX) {
-				memcpy(bid, np + name, n->n_descsz);
-				return n->n_descsz;
-			}
-			p = np + name + desc;
-		}
-	}
-	return 0;
-}
-
 static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct text_map *tm = arg;
@@ -106,7 +82,7 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 		tm->end = tm->start + ph->p_memsz;
 		tm->bias = info->dlpi_addr;
 		tm->pgoff = ph->p_offset;
-		tm->build_id_len = build_id(info, tm->build_id);
+		tm->build_id_len = probe_build_id(info, tm->build_id);
 		strcpy(tm->path, info->dlpi_name);
 		return 1;
 	}

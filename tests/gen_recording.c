@@ -27,6 +27,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "probe/buildid.h"
 #include "probe/wire.h"
 
 #define BATCH_SAMPLES 512
@@ -58,31 +59,6 @@ static void emit(struct probe_wbuf *w)
 	}
 }
 
-static unsigned build_id(const struct dl_phdr_info *info, uint8_t *bid)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			size_t name = (n->n_namesz + 3u) & ~3u, desc = (n->n_descsz + 3u) & ~3u;
-			const uint8_t *np = p + sizeof(*n);
-			if (name + desc > (size_t)(end - np))
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(np, "GNU", 4) == 0 && n->n_descsz <= PROBE_BUILD_ID_MAX) {
-				memcpy(bid, np + name, n->n_descsz);
-				return n->n_descsz;
-			}
-			p = np + name + desc;
-		}
-	}
-	return 0;
-}
-
 static int map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	int *index = arg;
@@ -103,7 +79,7 @@ static int map_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	uint8_t bid[PROBE_BUILD_ID_MAX];
-	unsigned blen = build_id(info, bid);
+	unsigned blen = probe_build_id(info, bid);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !ph->p_memsz)
