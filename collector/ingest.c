@@ -4,6 +4,8 @@
  */
 #include "ingest.h"
 
+#include "arena_read.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,10 +21,7 @@
 #include "usock.h"
 #include "util.h"
 
-static void note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)
+void ingest_note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -36,8 +35,19 @@ void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial)
 {
 	size_t pending = probe_stream_pending(&c->s);
 	if (warn_partial && pending)
-		note(in, INGEST_PARTIAL, "process %ld: its connection ended inside a frame "
+		ingest_note(in, INGEST_PARTIAL, "process %ld: its connection ended inside a frame "
 		     "(%zu bytes dropped)", (long)c->pid, pending);
+	/* What it sampled up to its end (a SIGKILL too) is still in its arena. */
+	if (c->ar) {
+		arena_read(in, c, UINT64_MAX, 1);
+		arena_detach(c->ar);
+		c->ar = NULL;
+		in->narenas--;
+	}
+	if (c->arena_fd >= 0) {
+		close(c->arena_fd);
+		c->arena_fd = -1;
+	}
 	if (in->closed)
 		in->closed(in->ctx, c);
 	epoll_ctl(in->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -72,53 +82,178 @@ void ingest_free_dead(struct ingest *in)
 	}
 }
 
-/* Check one frame and hand it on; -1 (after a message) rejects the connection. */
-static int conn_frame(struct ingest *in, struct ingest_conn *c, const uint8_t *f, size_t len)
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The parent of pid as we see it (its PPid), or 0. */
+static uint32_t real_ppid(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	FILE *f = fopen(path, "re");
+	uint32_t ppid = 0;
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "PPid: %" SCNu32, &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+/*
+ * A process in another PID namespace: its frames are rewritten to the pid
+ * we know it by (ingest.h); its HELLO's parent too, when we can see it.
+ */
+static void to_our_pid(struct ingest_conn *c, uint8_t *f, struct probe_msg *m)
+{
+	if (c->wire_pid == (uint32_t)c->pid)
+		return;
+	put_le32(f + 8, (uint32_t)c->pid);
+	m->pid = (uint32_t)c->pid;
+	if (m->type == PROBE_F_HELLO) {
+		m->u.hello.ppid = real_ppid(c->pid);
+		put_le32(f + PROBE_FRAME_HDR + 4, m->u.hello.ppid);
+	}
+}
+
+uint32_t ingest_our_tid(const struct ingest_conn *c, uint32_t tid)
+{
+	return tid == c->wire_pid ? (uint32_t)c->pid : tid;
+}
+
+void ingest_deliver(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t len)
 {
 	char err[PROBE_ERR_MAX];
 	struct probe_msg m;
 	if (probe_decode_frame(f, len, &m, &in->sc, err) < 0) {
-		note(in, INGEST_BAD_DATA, "process %ld sent a bad frame (%s); ignoring the "
-		     "rest of its data", (long)c->pid, err);
-		return -1;
+		ingest_note(in, INGEST_ARENA, "process %ld: a frame made from its arena does "
+		     "not decode (%s); dropped", (long)c->pid, err);
+		return;
 	}
-	if (m.pid != (uint32_t)c->pid) {
-		note(in, INGEST_BAD_DATA, "process %ld sent a frame for process %" PRIu32
-		     "; ignoring the rest of its data", (long)c->pid, m.pid);
+	in->frame(in->ctx, c, &m, f, len);
+}
+
+/* The HELLO's arena, if one came with it. */
+static void attach_arena(struct ingest *in, struct ingest_conn *c)
+{
+	char err[256];
+	if (c->arena_fd < 0 || c->ar)
+		return;
+	c->ar = arena_attach(c->arena_fd, err, sizeof(err));
+	close(c->arena_fd);
+	c->arena_fd = -1;
+	if (!c->ar)
+		ingest_note(in, INGEST_ARENA, "process %ld: its shared memory cannot be read "
+		     "(%s); its samples are lost", (long)c->pid, err);
+	else
+		in->narenas++;
+}
+
+/* Check one frame and hand it on; -1 (after a message) rejects the connection. */
+static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t len)
+{
+	char err[PROBE_ERR_MAX];
+	struct probe_msg m;
+	if (probe_decode_frame(f, len, &m, &in->sc, err) < 0) {
+		ingest_note(in, INGEST_BAD_DATA, "process %ld sent a bad frame (%s); ignoring the "
+		     "rest of its data", (long)c->pid, err);
 		return -1;
 	}
 	if (!c->hello) {
 		if (m.type != PROBE_F_HELLO) {
-			note(in, INGEST_BAD_DATA, "process %ld began with a %s frame, not HELLO; "
+			ingest_note(in, INGEST_BAD_DATA, "process %ld began with a %s frame, not HELLO; "
 			     "ignoring its data", (long)c->pid, probe_frame_type_name(m.type));
 			return -1;
 		}
 		c->hello = 1;
+		c->wire_pid = m.pid;
 	}
+	if (m.pid != c->wire_pid) {
+		ingest_note(in, INGEST_BAD_DATA, "process %ld sent a frame for process %" PRIu32
+		     "; ignoring the rest of its data", (long)c->pid, m.pid);
+		return -1;
+	}
+	to_our_pid(c, f, &m);
+	if (m.type == PROBE_F_SYNC) {
+		/* Its samples up to then first; the frame itself goes no further. */
+		if (c->ar)
+			arena_read(in, c, m.u.sync.time_ns, 0);
+		return 0;
+	}
+	if (m.type == PROBE_F_HELLO)
+		attach_arena(in, c);
 	in->frame(in->ctx, c, &m, f, len);
+	if (m.type == PROBE_F_EXIT && !c->dead)
+		(void)send(c->fd, "A", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return 0;
 }
+
+/* Descriptors that came with a record: the first one is the arena. */
+static void take_fds(struct ingest_conn *c, struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (c->arena_fd < 0 && !c->ar && !c->hello)
+				c->arena_fd = fd;
+			else
+				close(fd);
+		}
+	}
+}
+
+/* The largest record a process may send (libprobe sends 32 KiB at most). */
+#define RECORD_MAX (256u * 1024)
 
 void ingest_read(struct ingest *in, struct ingest_conn *c)
 {
 	char err[PROBE_ERR_MAX];
 	for (int round = 0; round < INGEST_READS; round++) {
+		union {
+			char buf[CMSG_SPACE(4 * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
 		size_t avail;
 		uint8_t *space = probe_stream_space(&c->s, &avail);
-		ssize_t n = read(c->fd, space, avail);
+		/* Records hold whole frames: only a stray sender leaves a part. */
+		if (avail < RECORD_MAX) {
+			ingest_note(in, INGEST_BAD_DATA, "process %ld sent records that end inside "
+			     "a frame; ignoring the rest of its data", (long)c->pid);
+			ingest_close(in, c, 0);
+			return;
+		}
+		struct iovec iov = { space, RECORD_MAX };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+		ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
 			if (errno != ECONNRESET)
-				note(in, INGEST_READ_ERROR, "reading from process %ld: %s",
+				ingest_note(in, INGEST_READ_ERROR, "reading from process %ld: %s",
 				     (long)c->pid, strerror(errno));
 			ingest_close(in, c, 1);
 			return;
 		}
+		take_fds(c, &mh);
 		if (n == 0) {
 			ingest_close(in, c, 1);
+			return;
+		}
+		if (mh.msg_flags & MSG_TRUNC) {
+			ingest_note(in, INGEST_BAD_DATA, "process %ld sent a record of more than %u "
+			     "bytes; ignoring the rest of its data", (long)c->pid, RECORD_MAX);
+			ingest_close(in, c, 0);
 			return;
 		}
 		probe_stream_commit(&c->s, (size_t)n);
@@ -126,19 +261,34 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 		size_t len;
 		int k;
 		while ((k = probe_stream_next(&c->s, &f, &len, err)) == 1)
-			if (conn_frame(in, c, f, len) < 0) {
-				ingest_close(in, c, 0);
+			if (conn_frame(in, c, (uint8_t *)f, len) < 0 || c->dead) {
+				if (!c->dead)
+					ingest_close(in, c, 0);
 				return;
 			}
 		if (k < 0) {
-			note(in, INGEST_BAD_DATA, "process %ld sent a bad stream (%s); ignoring "
-			     "the rest of its data", (long)c->pid, err);
+			ingest_note(in, INGEST_BAD_DATA, "process %ld sent a bad stream (%s); "
+			     "ignoring the rest of its data", (long)c->pid, err);
 			ingest_close(in, c, 0);
 			return;
 		}
-		if ((size_t)n < avail)
-			return;         /* drained for now */
 	}
+}
+
+void ingest_poll(struct ingest *in)
+{
+	in->last_poll = now_ns();
+	for (struct ingest_conn *c = in->conns; c; c = c->next)
+		if (c->ar && !c->dead)
+			arena_read(in, c, UINT64_MAX, 0);
+}
+
+int ingest_timeout(struct ingest *in)
+{
+	if (!in->narenas)
+		return -1;
+	uint64_t due = in->last_poll + INGEST_POLL_MS * 1000000ull, now = now_ns();
+	return now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
 }
 
 void ingest_accept_all(struct ingest *in)
@@ -156,7 +306,7 @@ void ingest_accept_all(struct ingest *in)
 				if (x >= 0)
 					close(x);
 				in->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-				note(in, INGEST_NOFILE, "too many open files: a process could not "
+				ingest_note(in, INGEST_NOFILE, "too many open files: a process could not "
 				     "be %s", in->what);
 				continue;
 			}
@@ -165,13 +315,13 @@ void ingest_accept_all(struct ingest *in)
 		pid_t pid = -1;
 		uid_t uid = (uid_t)-1;
 		if (usock_peer(fd, &pid, &uid) < 0) {
-			note(in, INGEST_REFUSED, "refused a connection whose sender cannot be "
+			ingest_note(in, INGEST_REFUSED, "refused a connection whose sender cannot be "
 			     "identified (SO_PEERCRED: %s)", strerror(errno));
 			close(fd);
 			continue;
 		}
 		if (uid != in->uid) {
-			note(in, INGEST_REFUSED, "refused a connection from process %ld of uid "
+			ingest_note(in, INGEST_REFUSED, "refused a connection from process %ld of uid "
 			     "%ld: only uid %ld may connect", (long)pid, (long)uid, (long)in->uid);
 			close(fd);
 			continue;
@@ -179,11 +329,12 @@ void ingest_accept_all(struct ingest *in)
 		struct ingest_conn *c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
 		c->pid = pid;
+		c->arena_fd = -1;
 		if (probe_stream_init(&c->s) < 0)
 			probe_oom();
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
 		if (epoll_ctl(in->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			note(in, INGEST_UNWATCHED, "cannot watch process %ld's connection: %s",
+			ingest_note(in, INGEST_UNWATCHED, "cannot watch process %ld's connection: %s",
 			     (long)pid, strerror(errno));
 			probe_stream_free(&c->s);
 			close(fd);

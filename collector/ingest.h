@@ -13,10 +13,23 @@
  *     data.ptr = its struct ingest_conn, then opened() is called.
  *   - ingest_read() does at most INGEST_READS bounded non-blocking reads of
  *     one connection (call it when ep reports it) and hands each frame that
- *     decodes, names the peer's pid and (the first) is a HELLO to frame();
- *     the message lives in sc until the next decode.  Bad data, a read error
- *     or the end closes the connection.  frame() may call ingest_read() on
- *     other connections.
+ *     decodes, names the process's pid and (the first) is a HELLO to
+ *     frame(); the message lives in sc until the next decode.  Bad data, a
+ *     read error or the end closes the connection.  frame() may call
+ *     ingest_read() on other connections.
+ *   - A process in another PID namespace names itself by its pid there: the
+ *     connection's frames must all carry the pid its HELLO said, and frame()
+ *     gets them rewritten to the peer's pid as we see it (SO_PEERCRED), so
+ *     that pids stay unique in a recording; its main thread's tid too.
+ *   - The process's samples are in its arena (include/probe/arena.h), whose
+ *     descriptor comes with the HELLO: arena_read.c turns what it finds
+ *     there into SAMPLES, THREAD and LOST frames for frame(), as if they had
+ *     come over the socket.  ingest_poll() reads every arena; call it at
+ *     least every ingest_timeout() ms.  A SYNC frame reads the arena up to
+ *     its time first (it is not passed on); closing a connection reads the
+ *     arena one last time: what a killed process sampled is not lost.
+ *   - After an EXIT frame has been handed on, the process gets one byte
+ *     back: with a collector it started itself, libprobe waits for it.
  *   - ingest_close() closes c (closed() is called; with warn_partial, a
  *     frame cut short is noted); c stays allocated, marked dead, until
  *     ingest_free_dead(), to be called after each epoll batch.
@@ -44,13 +57,22 @@ enum ingest_note {
 	INGEST_REFUSED,         /* a peer of another uid, or one not identified */
 	INGEST_NOFILE,          /* out of fds: a connection was dropped */
 	INGEST_UNWATCHED,       /* epoll_ctl failed for a new connection */
+	INGEST_ARENA,           /* an arena that cannot be read */
 };
+
+/* How often arenas are read (ms), while any is attached. */
+#define INGEST_POLL_MS 10
+
+struct arena_reader;
 
 struct ingest_conn {
 	int fd;
 	pid_t pid;              /* the peer's, from SO_PEERCRED */
+	uint32_t wire_pid;      /* the pid it names itself by (its namespace) */
 	int hello;              /* its first frame (a HELLO) arrived */
 	int dead;               /* closed; freed by ingest_free_dead */
+	int arena_fd;           /* received, not yet mapped; -1 */
+	struct arena_reader *ar;        /* its arena, or NULL */
 	struct probe_stream s;
 	struct ingest_conn *prev, *next;
 };
@@ -61,7 +83,8 @@ struct ingest {
 	const char *what;
 	struct probe_scratch sc;
 	struct ingest_conn *conns, *dead;
-	unsigned nconns;
+	unsigned nconns, narenas;
+	uint64_t last_poll;
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		      const uint8_t *f, size_t len);
@@ -72,6 +95,16 @@ struct ingest {
 
 void ingest_accept_all(struct ingest *in);
 void ingest_read(struct ingest *in, struct ingest_conn *c);
+/* Read every arena now; ms until it is due again (-1: no arena). */
+void ingest_poll(struct ingest *in);
+int ingest_timeout(struct ingest *in);
+/* A message, formatted, to note(). */
+void ingest_note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The tid we know a thread of c by (its main thread's is its pid). */
+uint32_t ingest_our_tid(const struct ingest_conn *c, uint32_t tid);
+/* Hand one frame built here (arena_read.c) on as if it had been read. */
+void ingest_deliver(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t len);
 void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial);
 void ingest_close_all(struct ingest *in);
 void ingest_free_dead(struct ingest *in);

@@ -34,6 +34,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@ struct record_opts {
 	const char *output;
 	struct sampling smp;    /* -e, -F, -c */
 	int quiet;
+	int serve;              /* --serve: libprobe started us (see serve()) */
 	char **argv;
 };
 
@@ -314,6 +316,9 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	case PROBE_F_EXIT:
 		p->exited = 1;
 		p->status = m->u.exit.status;
+		/* The process waits for our word that its samples are saved. */
+		if (r->o->serve)
+			recfile_flush(&r->out);
 		break;
 	default:
 		break;
@@ -379,10 +384,12 @@ static void run_loop(struct recorder *r)
 				break;
 			}
 		}
-		int timeout = -1;
+		int timeout = ingest_timeout(&r->in);
 		if (r->child_done) {
 			uint64_t t = now_ns(), end = r->t_exit + DRAIN_NS;
-			timeout = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
+			int left = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
+			if (timeout < 0 || left < timeout)
+				timeout = left;
 		}
 		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0) {
@@ -413,6 +420,8 @@ static void run_loop(struct recorder *r)
 			ingest_accept_all(&r->in);
 		if (sig)
 			on_signal(r);
+		if (ingest_timeout(&r->in) == 0)
+			ingest_poll(&r->in);
 	}
 }
 
@@ -526,6 +535,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "count", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "serve", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -550,6 +560,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case 'S':
+			o->serve = 1;
+			break;
 		case 'h':
 			record_usage(stdout);
 			return 0;
@@ -559,10 +572,107 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (sampling_check("record", &o->smp) >= 0)
 		return 2;
+	if (o->serve) {
+		if (optind < argc)
+			return usage_error("--serve takes no command");
+		return -1;
+	}
 	if (optind >= argc)
 		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...])");
 	o->argv = argv + optind;
 	return -1;      /* go on */
+}
+
+/*
+ * probe record --serve -o FILE: the collector libprobe starts for itself
+ * when a program runs with LD_PRELOAD alone (preload/conn.c).  Its
+ * listening socket is fd 3; stdin, stdout and stderr are /dev/null, and it
+ * is its own session.  The recording is opened first: our exit status
+ * tells libprobe whether we serve.  Then we fork, the first process exits
+ * (so that we are not the program's child), and the second records until
+ * no process has been connected for IDLE_NS (a descendant between exec
+ * and connect has that long), or none came at all within FIRST_NS.
+ */
+#define SERVE_FD 3
+#define IDLE_NS 2000000000ull
+#define FIRST_NS 10000000000ull
+
+static void serve_loop(struct recorder *r)
+{
+	struct epoll_event evs[64];
+	uint64_t idle_since = now_ns(), limit = FIRST_NS;
+	for (;;) {
+		if (r->in.nconns == 0 && now_ns() - idle_since >= limit)
+			break;
+		int timeout = ingest_timeout(&r->in);
+		if (timeout < 0 || timeout > 100)
+			timeout = 100;
+		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		int lis = 0;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &tag_listen) {
+				lis = 1;
+				continue;
+			}
+			struct ingest_conn *c = p;
+			if (!c->dead)
+				ingest_read(&r->in, c);
+		}
+		ingest_free_dead(&r->in);
+		if (lis)
+			ingest_accept_all(&r->in);
+		if (ingest_timeout(&r->in) == 0)
+			ingest_poll(&r->in);
+		if (r->in.nconns) {
+			idle_since = now_ns();
+			limit = IDLE_NS;
+		}
+	}
+}
+
+static int serve(struct record_opts *o)
+{
+	struct recorder r = { .o = o, .sfd = -1 };
+	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .spare_fd = -1, .uid = geteuid(),
+				.what = "recorded", .ctx = &r, .frame = on_frame,
+				.note = on_note, .opened = on_opened };
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+	if (getsockopt(SERVE_FD, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 ||
+	    !listening) {
+		probe_err("--serve is for libprobe.so, which starts it with a "
+			  "listening socket as descriptor 3");
+		return 2;
+	}
+	if (recfile_open(&r.out, o->output) < 0)
+		return 1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		recfile_discard(&r.out);
+		return 1;
+	}
+	if (pid > 0)
+		_exit(0);
+	fcntl(SERVE_FD, F_SETFL, O_NONBLOCK);
+	fcntl(SERVE_FD, F_SETFD, FD_CLOEXEC);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	if (probe_scratch_init(&r.in.sc) < 0)
+		probe_oom();
+	r.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
+	if (r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, SERVE_FD, &ev) < 0)
+		_exit(1);
+	ingest_raise_nofile();
+	serve_loop(&r);
+	ingest_close_all(&r.in);
+	recfile_close(&r.out);
+	_exit(0);
 }
 
 int cmd_record(int argc, char **argv)
@@ -571,6 +681,8 @@ int cmd_record(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (o.serve)
+		return serve(&o);
 
 	struct recorder r = { .o = &o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),

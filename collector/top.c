@@ -1391,8 +1391,10 @@ static void run_loop(struct top *t)
 		uint64_t wait = next > now ? next - now : 0;
 		if (t->o->argv && t->child_done && !t->finished)
 			wait = wait > 50000000 ? 50000000 : wait;
-		int n = epoll_wait(t->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
-				   (int)(wait / 1000000) + 1);
+		int ms = (int)(wait / 1000000) + 1, due = ingest_timeout(&t->in);
+		if (due >= 0 && due < ms)
+			ms = due;
+		int n = epoll_wait(t->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
 		if (n < 0) {
 			if (errno == EINTR) {
 				if (t->tty && read_keys(t))
@@ -1430,6 +1432,8 @@ static void run_loop(struct top *t)
 			on_signal(t);
 		if (keys && t->tty && read_keys(t))
 			draw(t);
+		if (ingest_timeout(&t->in) == 0)
+			ingest_poll(&t->in);
 	}
 }
 

@@ -87,7 +87,7 @@ int usock_listen(const char *path)
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		probe_err("cannot create a socket: %s", strerror(errno));
 		return -1;

@@ -9,7 +9,9 @@
  *     symlink), owned by us, mode 0700, or we refuse (NULL, one message):
  *     anyone who can enter it could connect and feed us frames.
  *   - usock_listen() binds a non-blocking, close-on-exec listening socket at
- *     path, mode 0600, replacing a stale socket file of the same name.
+ *     path, mode 0600, replacing a stale socket file of the same name.  It
+ *     is SOCK_SEQPACKET: each record a process sends is whole frames, and
+ *     records from its threads never interleave.
  *   - usock_peer() reads a connection's SO_PEERCRED (pid, uid).
  */
 #ifndef PROBE_USOCK_H

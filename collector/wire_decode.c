@@ -41,6 +41,8 @@ static void stream_compact(struct probe_stream *s)
 
 uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail)
 {
+	if (s->off == s->len)
+		s->off = s->len = 0;    /* all taken: nothing to move */
 	if (s->len == PROBE_FRAME_MAX || s->off > PROBE_FRAME_MAX / 2)
 		stream_compact(s);
 	*avail = PROBE_FRAME_MAX - s->len;
@@ -236,6 +238,7 @@ const char *probe_frame_type_name(unsigned type)
 		[PROBE_F_HELLO] = "HELLO", [PROBE_F_MAP] = "MAP",
 		[PROBE_F_THREAD] = "THREAD", [PROBE_F_SAMPLES] = "SAMPLES",
 		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
+		[PROBE_F_SYNC] = "SYNC",
 	};
 	if (type > 0 && type < PROBE_F_TYPE_MAX)
 		return names[type];
@@ -247,7 +250,7 @@ const char *probe_lost_reason_name(unsigned reason)
 	static const char *names[] = {
 		[PROBE_LOST_KERNEL] = "ring buffer overflow",
 		[PROBE_LOST_THROTTLE] = "kernel throttling",
-		[PROBE_LOST_QUEUE] = "thread queue full",
+		[PROBE_LOST_QUEUE] = "collector behind (thread's ring full)",
 		[PROBE_LOST_SOCKET] = "collector too slow or gone",
 		[PROBE_LOST_UNWIND] = "stack not unwound",
 		[PROBE_LOST_THREAD] = "thread not profiled",
@@ -448,6 +451,9 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		m->u.exit.status = (int32_t)(uint32_t)rd_le(&r, 4);
 		m->u.exit.samples = rd_le(&r, 8);
 		m->u.exit.threads = (uint32_t)rd_le(&r, 4);
+		break;
+	case PROBE_F_SYNC:
+		m->u.sync.time_ns = rd_le(&r, 8);
 		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */

@@ -95,6 +95,9 @@ struct probe_msg {
 			uint64_t samples;
 			uint32_t threads;
 		} exit;
+		struct {
+			uint64_t time_ns;
+		} sync;
 	} u;
 };
 

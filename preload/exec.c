@@ -1,19 +1,20 @@
 /*
  * exec.c - the interposed exec family.
  *
- * exec replaces the image; what the old one sampled must reach the
- * collector first, and nothing of ours may be left pending: a realtime
- * signal's default action is to terminate, pending signals survive exec,
- * and the new image's handler does not exist until its constructor runs.
- * So, before the real call:
+ * exec replaces the image.  What the old one sampled is in the arena
+ * already (the collector reads it when exec closes our connection), but
+ * nothing of ours may be left pending: a realtime signal's default action
+ * is to terminate, pending signals survive exec, and the new image's
+ * handler does not exist until its constructor runs.  So, before the real
+ * call:
  *   1. block our signal and SIGIO on this thread (the real mask);
- *   2. end this thread's event or timer (probe_thread_pause_self), so that
- *      nothing new can be queued for it (other threads' signals are
- *      directed at them, and they die with their pending signals);
- *   3. ask the sender to send everything queued now (FLUSH), bounded;
- *   4. take our signals that are still pending (sigtimedwait, no wait):
+ *   2. end this thread's event or timer (probe_thread_pause_self: what its
+ *      perf ring holds goes to its slot), so that nothing new can be queued
+ *      for it (other threads' signals are directed at them, and they die
+ *      with their pending signals);
+ *   3. take our signals that are still pending (sigtimedwait, no wait):
  *      ours are dropped, the program's own are kept;
- *   5. set the mask the new image inherits to the program's own view, and
+ *   4. set the mask the new image inherits to the program's own view, and
  *      queue the program's own signals again.
  * If the exec fails, the mask is restored and the thread samples again.
  * The new image (dynamically linked, with LD_PRELOAD still set) starts
@@ -37,7 +38,6 @@
 
 #include "probe.h"
 
-#define FLUSH_WAIT_NS 500000000ull
 #define KEEP_MAX 16
 
 struct exec_state {
@@ -78,7 +78,6 @@ static void before_exec(struct exec_state *st)
 	sigaddset(&s, SIGIO);
 	probe_real_sigmask(SIG_BLOCK, &s, &st->saved);
 	probe_thread_pause_self();
-	probe_request(PROBE_REQ_FLUSH, 0, probe_now_ns() + FLUSH_WAIT_NS);
 	for (int i = 0; i < 100000; i++) {
 		siginfo_t si;
 

@@ -5,8 +5,8 @@
  * EVERYTHING IN THIS FILE BELOW "SIGNAL CONTEXT" RUNS IN SIGNAL CONTEXT:
  * async-signal-safe only - no malloc, no stdio, no locks, errno saved and
  * restored.  It touches only memory prepared before the thread's event was
- * enabled: the thread's ring (event.c) and queue (queue.c), and libunwind's
- * per-thread state, primed on the thread beforehand (unwind.c).
+ * enabled: the thread's perf ring (event.c) and arena slot (arena.c), the
+ * frame rules (cfi.c), and libunwind (unwind.c).
  *
  * Contract:
  *   - A signal is ours only when the kernel sent it for our event (sigtrap:
@@ -16,10 +16,11 @@
  *     (kill, sigqueue, the program's own F_SETSIG fds and timers) goes to the
  *     program as it would have without us (signals.c: its handler, its mask,
  *     its flags, or the default action).
- *   - Ours, perf mode: drain the thread's ring.  Each PERF_RECORD_SAMPLE
- *     becomes one queued sample; the one taken at the interrupted
- *     instruction (the ucontext's RIP) gets the unwound stack, others keep
- *     their IP only (counted as PROBE_LOST_UNWIND, like samples taken while
+ *   - Ours, perf mode: drain the thread's perf ring.  Each PERF_RECORD_SAMPLE
+ *     becomes one sample in the thread's arena slot; the one taken at the
+ *     interrupted instruction (the ucontext's RIP) gets the unwound stack,
+ *     others keep their IP only (counted as PROBE_LOST_UNWIND, "truncated"
+ *     in the summaries, like samples taken while
  *     the thread is inside the dynamic loader, where unwinding could
  *     deadlock).  A thread without a ring (no locked memory left for one)
  *     takes its sample from the ucontext, weighted by the nominal period.
@@ -69,15 +70,35 @@ static uint64_t hstat[HSTAT_N + 1], hstat_ns, hstat_n, hstat_max,
 
 /* ---- SIGNAL CONTEXT ------------------------------------------------------ */
 
-/* A single writer (the owning thread) and a reader that wants whole values. */
-static inline void bump(uint64_t *p, uint64_t n)
+/* Counters in the arena: the collector reads them, whole. */
+void probe_lost(struct probe_thread *t, unsigned r, uint64_t n)
 {
-	__atomic_store_n(p, *p + n, __ATOMIC_RELAXED);
+	struct probe_arena *a = probe_arena;
+	uint64_t *p = t && t->s ? &t->s->lost[r] : a ? &a->lost[r] : NULL;
+
+	if (p && r < PROBE_LOST_REASON_MAX)
+		__atomic_add_fetch(p, n, __ATOMIC_RELAXED);
+}
+
+/* One more sample taken by t (the owner alone writes it). */
+static inline void counted(struct probe_thread *t)
+{
+	if (t->s)
+		__atomic_store_n(&t->s->samples, t->s->samples + 1,
+				 __ATOMIC_RELAXED);
+}
+
+/* Into t's slot; a full ring is a loss the collector will see. */
+static void push(struct probe_thread *t, uint64_t time, uint64_t period,
+		 const uint64_t *frames, int n)
+{
+	if (probe_slot_push(t->slot, time, period, frames, (uint32_t)n) < 0)
+		probe_lost(t, PROBE_LOST_QUEUE, 1);
 }
 
 /*
  * The n frames unwound at stack + *first, or (n <= 0) the leaf alone,
- * counted as a stack not unwound.  Returns the frames to queue.
+ * counted as a stack not unwound.  Returns the frames to keep.
  */
 static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
 			 int n, uint64_t leaf)
@@ -85,7 +106,7 @@ static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
 	if (n <= 0) {
 		stack[0] = leaf;
 		*first = 0;
-		bump(&t->lost[PROBE_LOST_UNWIND], 1);
+		probe_lost(t, PROBE_LOST_UNWIND, 1);
 		return 1;
 	}
 	if (probe_cfg.handler_stats) {
@@ -121,11 +142,10 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 			if (len < 5 * sizeof(uint64_t))
 				continue;
 			uint64_t ip = rec.w[1];
-			uint32_t tid = (uint32_t)(rec.w[2] >> 32);
 			uint64_t time = rec.w[3], period = rec.w[4];
 			int first = 0, n = 0;
 
-			bump(&t->samples, 1);
+			counted(t);
 			/*
 			 * A kernel sample (PROBE_KERNEL=1) is followed by this
 			 * signal on the way back to user space: RIP is where
@@ -143,15 +163,13 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 				}
 			}
 			n = stack_or_leaf(t, stack, &first, n, ip);
-			if (probe_queue_push(&t->q, tid, time, period,
-					     stack + first, (uint32_t)n) < 0)
-				bump(&t->lost[PROBE_LOST_QUEUE], 1);
+			push(t, time, period, stack + first, n);
 		} else if (type == PERF_RECORD_LOST) {
 			/* header, id, lost */
 			if (len >= 3 * sizeof(uint64_t))
-				bump(&t->lost[PROBE_LOST_KERNEL], rec.w[2]);
+				probe_lost(t, PROBE_LOST_KERNEL, rec.w[2]);
 		} else if (type == PERF_RECORD_THROTTLE) {
-			bump(&t->lost[PROBE_LOST_THROTTLE], 1);
+			probe_lost(t, PROBE_LOST_THROTTLE, 1);
 		}
 	}
 	probe_ring_end(&it);
@@ -164,14 +182,12 @@ static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 	uint64_t stack[PROBE_UNWIND_BUF];
 	int first = 0, n = 0;
 
-	bump(&t->samples, 1);
+	counted(t);
 	if (!probe_in_loader && !probe_stopping)
 		n = probe_unwind(t, uc, stack, &first);
 	n = stack_or_leaf(t, stack, &first, n,
 			  (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
-	if (probe_queue_push(&t->q, (uint32_t)t->tid, probe_now_ns(),
-			     period ? period : 1, stack + first, (uint32_t)n) < 0)
-		bump(&t->lost[PROBE_LOST_QUEUE], 1);
+	push(t, probe_now_ns(), period ? period : 1, stack + first, n);
 }
 
 /* The calling thread's state (adopted threads have no TLS pointer yet). */

@@ -23,18 +23,18 @@
  * is enabled (it would reject this), or no such byte is found, the plain
  * call is used.
  *
- * Objects that come and go (maps.c): when the outermost dlopen loaded
- * something (the loader's adds counter moved), it asks the sender for a pass
- * and waits for it (at most SYNC_NS), so that the new objects' MAP frames
- * are queued for output before any sample taken in them - a plugin loaded,
- * sampled and unloaded within one sender tick is named.  When the outermost
- * dlclose unloaded something (subs moved), it does the same, so that every
- * sample queued so far leaves before the MAP of whatever a later dlopen puts
- * at the same addresses.  The wait happens with no loader lock held by
- * us (the real call has returned, and nested calls - from constructors,
- * destructors or dl_iterate_phdr callbacks - do not wait), only in the
- * process libprobe set up, never in signal context (dlopen is not
- * async-signal-safe anyway), and on the sender itself it is done inline.
+ * Objects that come and go (maps.c, announce.c): when the outermost dlopen
+ * loaded something (the loader's adds counter moved), it sends the new
+ * objects' MAP frames itself before it returns, so they reach the
+ * collector before any sample taken in them could be read from the arena -
+ * a plugin loaded, sampled and unloaded at once is named.  When the
+ * outermost dlclose unloaded something (subs moved), it sends a SYNC: the
+ * collector takes every sample taken so far before the MAP of whatever a
+ * later dlopen puts at the same addresses.  Nothing waits for the
+ * collector.  This happens with no loader lock held by us (the real call
+ * has returned, and nested calls - from constructors, destructors or
+ * dl_iterate_phdr callbacks - do not send), only in the process libprobe
+ * set up, never in signal context (dlopen is not async-signal-safe anyway).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -52,8 +52,6 @@ typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
 typedef int (*phdr_cb)(struct dl_phdr_info *, size_t, void *);
 typedef int (*iterate_fn)(phdr_cb, void *);
-
-#define SYNC_NS 50000000ull        /* longest wait for the sender's pass */
 
 static dlopen_fn real_dlopen;
 static dlclose_fn real_dlclose;
@@ -151,7 +149,7 @@ static const void *find_ret_gadget(const uint8_t *ret)
 	return NULL;
 }
 
-/* Should this (outermost) dlopen/dlclose sync with the sender? */
+/* Should this (outermost) dlopen/dlclose tell the collector? */
 static int want_sync(void)
 {
 	return probe_in_loader == 0 && probe_active && !probe_stopping &&
@@ -164,12 +162,12 @@ static void counts(unsigned long long *adds, unsigned long long *subs, int *ok)
 	*ok = probe_maps_counts(adds, subs) == 0;
 }
 
-/* Have the sender do a pass now (see the header), bounded. */
-static void sync_sender(void)
+/* SYNC and the new objects' MAPs (see the header). */
+static void sync_collector(void)
 {
 	int saved = errno;      /* dlerror() is separate; errno is kept too */
 
-	probe_request(PROBE_REQ_PASS, 0, probe_now_ns() + SYNC_NS);
+	probe_announce_maps();
 	errno = saved;
 }
 
@@ -201,7 +199,7 @@ void *dlopen(const char *file, int mode)
 	if (sync && h) {
 		counts(&adds1, &subs1, &ok1);
 		if (!ok0 || !ok1 || adds1 != adds0)
-			sync_sender();
+			sync_collector();
 	}
 	return h;
 }
@@ -232,7 +230,7 @@ int dlclose(void *handle)
 	if (sync && r == 0) {
 		counts(&adds1, &subs1, &ok1);
 		if (!ok0 || !ok1 || subs1 != subs0)
-			sync_sender();
+			sync_collector();
 	}
 	return r;
 }

@@ -2,41 +2,43 @@
  * main.c - libprobe's lifecycle: start in the constructor, finish at exit,
  * start again in a fork child; the interposed exit, _exit and _Exit.
  *
- * Start (constructor, before main): read PROBE_*, open the output, load
- * libunwind, install the handlers, open the main thread's event (deciding
- * perf events or the CPU-time timer fallback, and the hardware ->
- * cpu-clock fallback), adopt threads that already exist, start the sender,
- * and only then enable the events.
+ * Start (constructor, before main): read PROBE_*, make the arena, connect
+ * to the collector (or start one), load libunwind, install the handlers,
+ * open the main thread's event (deciding perf events or the CPU-time timer
+ * fallback, and the hardware -> cpu-clock fallback), adopt threads that
+ * already exist, send HELLO (with the arena) and the MAPs, and only then
+ * enable the events.  No thread of ours is started: samples go from the
+ * handler into the arena, and the collector takes them from there.
  *
- * Finish: every way out ends in probe_finish(), which hands the work to
- * the sender thread and waits for it, bounded (about 1 s in all), so that
- * it is async-signal-safe and cannot hang: the exiting thread may be in a
- * signal handler, or a crash may have left malloc's lock held.
+ * Finish: the samples are in the arena already, where the collector reads
+ * them even after a SIGKILL.  Every way out ends in probe_finish(), which
+ * drains the exiting thread's perf ring into its slot and sends EXIT (with
+ * a collector libprobe started, it then waits, bounded, for the collector
+ * to say it saved this process's samples).  It is async-signal-safe: the
+ * exiting thread may be in a signal handler, or a crash may have left
+ * malloc's lock held.
  *   - exit() (and return from main, and the last thread's pthread_exit,
  *     which glibc turns into exit(0)): the application's atexit handlers
  *     run, then the ELF destructors (from _dl_fini, ours among them), then
  *     the on_exit handler our constructor registered, which alone knows the
- *     status when main returned.  The destructor sends the samples (and
- *     EXIT when the interposed exit() told us the status); on_exit sends
- *     EXIT.  Without on_exit, the destructor sends EXIT with status -1.
- *   - _exit() / _Exit(): interposed; samples and EXIT, then the system call.
- *   - fatal signals the program leaves at SIG_DFL (handler.c): samples and
- *     EXIT with 128 + signal, then the same signal ends the process.
- *   - main() calling pthread_exit: glibc ends the process when its last
- *     thread ends, but the sender thread counts as one, so the sender
- *     notices that no application thread is left and calls exit(0) itself
- *     (sender.c); then the work is done on the sender, inline.
+ *     status when main returned.  The destructor sends the last MAPs and
+ *     EXIT when the interposed exit() told us the status; otherwise on_exit
+ *     sends EXIT.  Without on_exit, the destructor sends EXIT with status -1.
+ *   - _exit() / _Exit(): interposed; EXIT, then the system call.
+ *   - fatal signals the program leaves at SIG_DFL (handler.c): EXIT with
+ *     128 + signal, then the same signal ends the process.
  * The status is the exit code (status & 0xff, as the parent sees it).
  *
- * fork() without exec: the child gets copies of our rings and of the
- * parent's connection.  The atfork child handler drops them (without
- * disabling: that would disable the parent's events), and starts over as a
- * new process: its own HELLO (pid, parent pid), connection (the file is
- * shared), sender and event for its one thread.  Threads it creates later
- * are covered as before.  The pid also tells a vfork child (which shares
- * our memory) or a child forked without the atfork handlers (_Fork, raw
- * clone) from the process we set up: probe_is_ours() is 0 there and every
- * interposed function just does the real thing.
+ * fork() without exec: the child gets copies of our rings, of the parent's
+ * arena mapping (shared: it must not write there) and of the parent's
+ * connection.  The atfork child handler drops them (without disabling: that
+ * would disable the parent's events), and starts over as a new process: its
+ * own arena, connection, HELLO (pid, parent pid) and event for its one
+ * thread.  Threads it creates later are covered as before.  The pid also
+ * tells a vfork child (which shares our memory) or a child forked without
+ * the atfork handlers (_Fork, raw clone) from the process we set up:
+ * probe_is_ours() is 0 there and every interposed function just does the
+ * real thing.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -52,7 +54,7 @@ volatile int probe_active;
 volatile int probe_stopping;
 
 static int on_exit_ok;
-static int final_requested, exit_requested;
+static int final_done, exit_sent;
 static int exit_status = -1;            /* from the interposed exit() */
 static uint64_t exit_deadline;          /* one ~1 s budget for all of exit */
 
@@ -78,16 +80,69 @@ static uint64_t deadline(void)
 	return d;
 }
 
-/* what: FINAL and/or EXIT wanted; status -1 with EXIT: unknown. */
-static void finish(unsigned what, int status, int crash)
+/* Say once what went wrong, counted.  Normal context (the end of exit). */
+static void final_messages(void)
+{
+	static int said;
+	uint64_t *u = probe_unprofiled, unprof = 0;
+	unsigned stuck;
+
+	if (said++)
+		return;
+	for (int i = 0; i < PROBE_UNPROF_MAX; i++)
+		unprof += u[i];
+	if (unprof)
+		probe_msg("%llu of %u threads were not profiled: %llu for lack "
+			  "of file descriptors (ulimit -n), %llu of memory, %llu "
+			  "of room in the signal queue (ulimit -i), %llu refused "
+			  "by the kernel, %llu for other reasons",
+			  (unsigned long long)unprof, probe_threads_seen,
+			  (unsigned long long)u[PROBE_UNPROF_FDS],
+			  (unsigned long long)u[PROBE_UNPROF_MEM],
+			  (unsigned long long)u[PROBE_UNPROF_SIGQ],
+			  (unsigned long long)u[PROBE_UNPROF_REFUSED],
+			  (unsigned long long)u[PROBE_UNPROF_OTHER]);
+	if (__atomic_load_n(&probe_handler_replaced, __ATOMIC_RELAXED) ||
+	    probe_handler_taken_over())
+		probe_msg("the program installed its own handler for signal %d, "
+			  "which probe samples with; probe kept sampling and "
+			  "passed the signals that are not its own to the "
+			  "program's handler (set PROBE_SIGNAL to a realtime "
+			  "signal the program does not use)", probe_cfg.signo);
+	if (__atomic_load_n(&probe_block_attempts, __ATOMIC_RELAXED))
+		probe_msg("the program blocks signal %d, which probe samples "
+			  "with; probe kept it deliverable so those threads stayed "
+			  "profiled, and held the program's own signal %d until it "
+			  "unblocked it (set PROBE_SIGNAL to a realtime signal the "
+			  "program does not use)", probe_cfg.signo, probe_cfg.signo);
+	if (__atomic_load_n(&probe_sigio_seen, __ATOMIC_RELAXED))
+		probe_msg("the realtime signal queue was full (ulimit -i): "
+			  "samples arrived as SIGIO instead, which probe took; "
+			  "the program was not disturbed");
+	stuck = probe_threads_stuck();
+	if (stuck)
+		probe_msg("%u thread%s blocked signal %d (probe's) by a means "
+			  "probe cannot see, such as a raw system call; %s not "
+			  "sampled while %s so", stuck, stuck == 1 ? "" : "s",
+			  probe_cfg.signo, stuck == 1 ? "it was" : "they were",
+			  stuck == 1 ? "it stayed" : "they stayed");
+	if (probe_conn_dropped && probe_conn_trouble()[0])
+		probe_msg("process %u could not tell the collector everything: "
+			  "%s", probe_proc.pid, probe_conn_trouble());
+}
+
+/*
+ * This thread samples no more; what its perf ring holds goes to its slot.
+ * Then, once: the last MAPs (normal: not after a crash or from _exit, which
+ * may be called in a signal handler) and EXIT, when the status is known.
+ */
+static void finish(int status, int normal, int send_exit)
 {
 	struct probe_thread *t = probe_current_thread();
 	sigset_t s;
-	unsigned req = 0;
 
 	if (!probe_active || !probe_is_ours())
 		return;
-	/* This thread samples no more; what its ring holds goes to the queue. */
 	sigemptyset(&s);
 	sigaddset(&s, probe_cfg.signo);
 	probe_real_sigmask(SIG_BLOCK, &s, NULL);
@@ -98,25 +153,26 @@ static void finish(unsigned what, int status, int crash)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_handler = 0;
 	}
-	if ((what & PROBE_REQ_FINAL) &&
-	    !__atomic_exchange_n(&final_requested, 1, __ATOMIC_ACQ_REL))
-		req |= PROBE_REQ_FINAL | (crash ? PROBE_REQ_CRASH : 0);
-	if ((what & PROBE_REQ_EXIT) &&
-	    !__atomic_exchange_n(&exit_requested, 1, __ATOMIC_ACQ_REL))
-		req |= PROBE_REQ_EXIT;
-	if (req)
-		probe_request(req, status, deadline());
+	if (normal && !__atomic_exchange_n(&final_done, 1, __ATOMIC_ACQ_REL)) {
+		probe_stopping = 1;
+		probe_announce_maps();
+		final_messages();
+	}
+	probe_stopping = 1;
+	if (send_exit && !__atomic_exchange_n(&exit_sent, 1, __ATOMIC_ACQ_REL))
+		probe_announce_exit(status, deadline());
 }
 
 void probe_finish(int status, int crash)
 {
-	finish(PROBE_REQ_FINAL | PROBE_REQ_EXIT, status, crash);
+	finish(status, 0, 1);
+	(void)crash;
 }
 
 static void probe_on_exit(int status, void *arg)
 {
 	(void)arg;
-	finish(PROBE_REQ_FINAL | PROBE_REQ_EXIT, status & 0xff, 0);
+	finish(status & 0xff, 1, 1);
 }
 
 __attribute__((destructor))
@@ -124,10 +180,7 @@ static void probe_fini(void)
 {
 	int st = __atomic_load_n(&exit_status, __ATOMIC_ACQUIRE);
 
-	if (st >= 0 || !on_exit_ok)
-		finish(PROBE_REQ_FINAL | PROBE_REQ_EXIT, st, 0);
-	else
-		finish(PROBE_REQ_FINAL, -1, 0);
+	finish(st, 1, st >= 0 || !on_exit_ok);
 	probe_handler_stats_report();
 	probe_unwind_check_report();
 }
@@ -153,7 +206,7 @@ void exit(int status)
 /* No destructors run: send what we have, then the system call, as glibc. */
 static __attribute__((noreturn)) void quick_exit_now(int status)
 {
-	finish(PROBE_REQ_FINAL | PROBE_REQ_EXIT, status & 0xff, 0);
+	finish(status & 0xff, 0, 1);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -179,7 +232,6 @@ static void fork_prepare(void)
 	if (!probe_active)
 		return;
 	probe_block_signal(&fork_mask);
-	pthread_mutex_lock(&probe_consumer_lock);
 	pthread_mutex_lock(&probe_reg_lock);
 }
 
@@ -188,8 +240,15 @@ static void fork_parent(void)
 	if (!probe_active)
 		return;
 	pthread_mutex_unlock(&probe_reg_lock);
-	pthread_mutex_unlock(&probe_consumer_lock);
 	probe_restore_mask(&fork_mask);
+}
+
+/* The child could not get an arena or a connection: it is not profiled. */
+static void fork_child_quiet(void)
+{
+	probe_active = 0;
+	if (probe_self)
+		probe_thread_stop_self();
 }
 
 static void fork_child(void)
@@ -198,8 +257,6 @@ static void fork_child(void)
 
 	if (!probe_active)
 		return;
-	probe_sender_after_fork_child();
-	probe_threads_after_fork_child();
 	if (probe_stopping) {
 		/* Forked while exiting: stay quiet in the child. */
 		probe_active = 0;
@@ -210,21 +267,24 @@ static void fork_child(void)
 	probe_proc.pid = (uint32_t)getpid();
 	probe_proc.ppid = (uint32_t)getppid();
 	probe_proc.start_ns = probe_now_ns();
-	final_requested = exit_requested = 0;
+	final_done = exit_sent = 0;
 	exit_status = -1;
 	exit_deadline = 0;
-	probe_main_exited = 0;
-	probe_output_after_fork_child();
+	probe_maps_after_fork_child();
+	if (probe_arena_after_fork_child() < 0 || probe_conn_after_fork_child() < 0) {
+		probe_threads_after_fork_child();
+		fork_child_quiet();
+		probe_restore_mask(&fork_mask);
+		return;
+	}
+	probe_threads_after_fork_child();
 	t = probe_self;
 	if (t)
 		probe_thread_open_first(t);
-	if (probe_sender_start() < 0) {
-		probe_active = 0;
-		if (t)
-			probe_thread_stop_self();
-	} else {
+	if (probe_announce_start() < 0)
+		fork_child_quiet();
+	else
 		probe_threads_enable_all();
-	}
 	probe_restore_mask(&fork_mask);
 }
 
@@ -246,7 +306,7 @@ static void probe_init(void)
 	if (probe_thread_init() < 0)
 		goto out;
 	probe_proc_read();
-	if (probe_output_open() < 0)
+	if (probe_arena_create() < 0 || probe_conn_open() < 0)
 		goto out;
 	probe_unwind_load();
 	probe_event_choose_signal();
@@ -274,8 +334,13 @@ static void probe_init(void)
 	probe_thread_open_first(t);
 	probe_threads_adopt_existing();
 
-	if (probe_sender_start() < 0)
+	/* HELLO says the mode (perf or timer) open_first chose. */
+	if (probe_announce_start() < 0) {
+		probe_msg("cannot reach the collector (%s); not profiling",
+			  probe_conn_trouble()[0] ? probe_conn_trouble() : "send failed");
+		probe_thread_stop_self();
 		goto out;
+	}
 	probe_active = 1;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit_ok = on_exit(probe_on_exit, NULL) == 0;

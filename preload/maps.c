@@ -11,19 +11,11 @@
  *
  * Rescanning is cheap when nothing changed: dlpi_adds/dlpi_subs of the
  * first object tell whether objects were loaded or unloaded since the last
- * scan.  Only objects not sent before get a MAP frame.  Called by the
- * sender before it drains the queues, so a sample in a new object always
- * follows that object's MAP in the stream.
- *
- * The periodic rescan alone misses objects that come and go within one
- * sender tick, and could send the MAP of an object loaded where an unloaded
- * one was before samples of the old one still queued.  So the interposed
- * dlopen and dlclose (loader.c) ask the sender for a pass when they changed
- * the counts (probe_maps_counts), and wait for it, bounded: after dlopen the
- * new objects' MAPs are out before any sample taken in them, after dlclose
- * every sample queued so far is out before a later MAP.  And a pass that
- * sees the unload count changed (probe_maps_unloaded: a dlclose that timed
- * out, or one we do not interpose) drains the queues before rescanning.
+ * scan.  Only objects not sent before get a MAP frame.  The frames of one
+ * scan go out in records of at most BATCH bytes, the first one led by a
+ * SYNC frame when asked (announce.c says why).  Callers are in normal
+ * context (the constructor, dlopen/dlclose, pthread_create, exit); scans
+ * are serialized by a lock.
  */
 #include <elf.h>
 #include <link.h>
@@ -40,6 +32,11 @@ struct seg {
 	int seen;
 };
 
+#define BATCH (32u * 1024)
+
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t batch[BATCH];
+static struct probe_wbuf bw;
 static struct seg *segs;
 static size_t nsegs, capsegs;
 static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
@@ -47,6 +44,7 @@ static int scanned_once;
 
 struct scan {
 	uint32_t pid;
+	int sync;
 	int added;
 	unsigned long long adds, subs;
 	int have_counts;
@@ -109,6 +107,29 @@ static int add_seg(uint64_t start, uint64_t end, uint64_t bias, uint64_t h)
 	return 0;
 }
 
+static int flush(void)
+{
+	int r = 0;
+
+	if (bw.len)
+		r = probe_conn_send(bw.p, bw.len);
+	probe_wbuf_init(&bw, batch, sizeof batch);
+	return r;
+}
+
+/* Queue one frame in the batch (SYNC first when asked); send when full. */
+static int emit(struct scan *s, const void *f, size_t n)
+{
+	if (bw.len + n > bw.cap && flush() < 0)
+		return -1;
+	if (s->sync) {
+		s->sync = 0;
+		probe_put_sync(&bw);
+	}
+	probe_put_bytes(&bw, f, n);
+	return bw.ok ? 0 : -1;
+}
+
 static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *s = arg;
@@ -162,7 +183,7 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		probe_put_bytes(&w, bid, bid_len);
 		probe_put_str(&w, path);
 		probe_frame_end(&w, at);
-		if (w.ok && probe_output_append(w.p, w.len, 0) == 0 &&
+		if (w.ok && emit(s, w.p, w.len) == 0 &&
 		    add_seg(start, end, info->dlpi_addr, h) == 0)
 			s->added++;
 	}
@@ -179,24 +200,28 @@ int probe_maps_counts(unsigned long long *adds, unsigned long long *subs)
 	return s.have_counts ? 0 : -1;
 }
 
-int probe_maps_unloaded(void)
+static void reset(void)
 {
-	unsigned long long adds, subs;
-
-	if (!scanned_once || probe_maps_counts(&adds, &subs) < 0)
-		return 0;
-	return subs != last_subs;
+	nsegs = 0;
+	scanned_once = 0;
+	last_adds = last_subs = ~0ull;
 }
 
-int probe_maps_scan(uint32_t pid)
+int probe_maps_scan(uint32_t pid, unsigned how)
 {
-	struct scan s = { .pid = pid };
+	struct scan s = { .pid = pid, .sync = (how & PROBE_MAPS_SYNC) != 0 };
 	size_t i, j;
 
+	pthread_mutex_lock(&maps_lock);
+	if (how & PROBE_MAPS_ALL)
+		reset();
 	dl_iterate_phdr(counts_cb, &s);
 	if (scanned_once && s.have_counts && s.adds == last_adds &&
-	    s.subs == last_subs)
+	    s.subs == last_subs) {
+		pthread_mutex_unlock(&maps_lock);
 		return 0;
+	}
+	probe_wbuf_init(&bw, batch, sizeof batch);
 	for (i = 0; i < nsegs; i++)
 		segs[i].seen = 0;
 	s.index = 0;
@@ -206,15 +231,22 @@ int probe_maps_scan(uint32_t pid)
 		if (segs[i].seen)
 			segs[j++] = segs[i];
 	nsegs = j;
+	/* A scan that found only unloads still sends its SYNC. */
+	if (s.sync) {
+		probe_put_sync(&bw);
+		s.sync = 0;
+	}
+	flush();
 	scanned_once = s.have_counts;
 	last_adds = s.adds;
 	last_subs = s.subs;
+	pthread_mutex_unlock(&maps_lock);
 	return s.added;
 }
 
-void probe_maps_reset(void)
+/* Fork child: the lock may have been held by a thread that is not here. */
+void probe_maps_after_fork_child(void)
 {
-	nsegs = 0;
-	scanned_once = 0;
-	last_adds = last_subs = ~0ull;
+	pthread_mutex_init(&maps_lock, NULL);
+	reset();
 }

@@ -10,27 +10,29 @@
  *              reader the signal handler uses)
  *   unwind.c   libunwind, loaded privately with dlopen(RTLD_LOCAL)
  *   thread.c   per-thread state, the registry, interposed pthread_create
- *   queue.c    per-thread single-producer/single-consumer sample queue
+ *   arena.c    the memory shared with the collector: a ring per thread
+ *              that the handler writes samples into (include/probe/arena.h)
  *   handler.c  the profiling signal handler (SIGNAL CONTEXT)
  *   loader.c   interposed dlopen/dlclose: the "inside the loader" guard
  *   maps.c     dl_iterate_phdr -> MAP frames
- *   output.c   the collector socket or the recording file, with a bounded
- *              backlog that never blocks the application
- *   sender.c   the sender thread: queues -> frames -> output, and the
- *              flush / final / exit requests of the exit and exec paths
+ *   conn.c     the connection to the collector (or starting one)
+ *   announce.c HELLO (with the arena), SYNC, EXIT
  *   timer.c    the fallback without perf events: per-thread CPU-time timers
  *   signals.c  interposed sigaction/signal/sigprocmask/pthread_sigmask: the
  *              program's view of the signals libprobe holds
  *   exec.c     interposed exec family: flush, leave no signal pending
  *   fds.c      interposed close/close_range/closefrom/pipe2: our descriptors
  *
+ * No thread of libprobe's runs in the program: glibc keeps its
+ * single-thread fast paths, the thread count is the program's, and
+ * credential changes (setxid broadcasts) reach only the program's threads.
+ *
  * Threads and ownership:
- *   - A profiled thread T owns its struct probe_thread: only T (its signal
- *     handler, its trampoline, its key destructor, its exec path) writes the
- *     event, the ring, the timer, the queue head and the handler counters.
- *   - The sender (or whoever holds probe_consumer_lock) is the only reader of
- *     the queues and the only one that frees a thread's state, after T has
- *     marked it closed.
+ *   - A profiled thread T owns its struct probe_thread and its arena slot:
+ *     only T (its signal handler, its trampoline, its key destructor, its
+ *     exec and exit paths) writes the event, the ring, the timer, the slot
+ *     and the handler counters.  T frees its state itself at its end.
+ *   - The collector, in another process, drains the slots (arena.h).
  *   - probe_reg_lock protects the registry list.
  *
  * Descriptors: a thread's perf event fd is closed as soon as its ring is
@@ -39,9 +41,9 @@
  * touch them.  Only the output and the events of ringless threads (no
  * locked memory left for a ring) stay open, moved high and guarded (fds.c).
  *
- * Exit: the exiting thread never does the work itself (it may be in a
- * signal handler, or hold malloc's lock): it hands a request to the sender
- * and waits for it, bounded (probe_request).
+ * Exit: the samples are in the arena already; the exiting thread only
+ * drains its own perf ring into its slot and sends EXIT (async-signal-safe:
+ * it may be in a signal handler, or a crash may hold malloc's lock).
  */
 #ifndef PROBE_PRELOAD_H
 #define PROBE_PRELOAD_H
@@ -53,6 +55,7 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
+#include "probe/arena.h"
 #include "probe/wire.h"
 
 /*
@@ -105,46 +108,6 @@ void probe_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Mean sampling period in nanoseconds of CPU time (timer mode, ringless). */
 uint64_t probe_nominal_period(void);
 
-/* ---- queue.c ------------------------------------------------------------ */
-
-/*
- * A sample in the queue is a run of 64-bit words:
- *   [0] tid << 32 | nframes   [1] time_ns   [2] period   [3..] frames
- * head is written only by the producer (the owning thread's signal handler
- * or exit path), tail only by the consumer (the sender).
- */
-#define PROBE_QUEUE_WORDS 8192u          /* 64 KiB per thread */
-#define PROBE_QUEUE_REC_WORDS 3u
-
-struct probe_queue {
-	uint64_t head __attribute__((aligned(64)));
-	uint64_t tail __attribute__((aligned(64)));
-	uint64_t *words;                /* PROBE_QUEUE_WORDS, pre-faulted */
-};
-
-int probe_queue_init(struct probe_queue *q);
-void probe_queue_free(struct probe_queue *q);
-/* SIGNAL CONTEXT safe.  Returns 0, or -1 when full (nothing written). */
-int probe_queue_push(struct probe_queue *q, uint32_t tid, uint64_t time,
-		     uint64_t period, const uint64_t *frames, uint32_t n);
-
-/* Consumer side: read records from tail up to a snapshot of head. */
-struct probe_qrec {
-	uint32_t tid, nframes;
-	uint64_t time, period;
-	uint64_t pos;                   /* word index of the first frame */
-};
-uint64_t probe_queue_snapshot(struct probe_queue *q);
-/* Parse the record at *pos (< end); advances *pos.  0 when *pos == end. */
-int probe_queue_read(struct probe_queue *q, uint64_t *pos, uint64_t end,
-		     struct probe_qrec *r);
-static inline uint64_t probe_queue_frame(const struct probe_queue *q,
-					 const struct probe_qrec *r, uint32_t i)
-{
-	return q->words[(r->pos + i) & (PROBE_QUEUE_WORDS - 1)];
-}
-void probe_queue_release(struct probe_queue *q, uint64_t pos);
-
 /* ---- thread.c ----------------------------------------------------------- */
 
 /* A signal the program sent itself while it (in its view) had it blocked. */
@@ -166,23 +129,11 @@ struct probe_thread {
 	int closed;                     /* release-stored by the owner at its end */
 	int adopted;                    /* existed before we were loaded */
 	volatile sig_atomic_t in_handler;
-	char end_name[16];              /* comm at the end, set with closed */
-
-	/* handler side: single writer (the owning thread), read by the sender */
-	uint64_t lost[PROBE_LOST_REASON_MAX];
-	uint64_t samples;
+	int slot;                       /* its arena slot; -1: none */
+	struct probe_slot *s;           /* &probe_arena->slots[slot], or NULL */
+	int peek;                       /* exit path looking at the ring */
 	uint64_t ndefer;                /* deferred signals (see signals.c) */
 	siginfo_t defer[PROBE_DEFER_MAX];
-
-	/* sender side only */
-	uint64_t lost_sent[PROBE_LOST_REASON_MAX];
-	char sent_name[17];
-	int announced;
-	uint64_t stuck_tail;            /* ring tail at the last stuck check */
-	int stuck;                      /* ring not drained for a while */
-	int peek;                       /* sender looking at the ring */
-
-	struct probe_queue q;
 };
 
 extern pthread_mutex_t probe_reg_lock;
@@ -200,6 +151,9 @@ enum { PROBE_UNPROF_FDS, PROBE_UNPROF_MEM, PROBE_UNPROF_SIGQ,
        PROBE_UNPROF_REFUSED, PROBE_UNPROF_OTHER, PROBE_UNPROF_MAX };
 extern uint64_t probe_unprofiled[PROBE_UNPROF_MAX];
 extern uint64_t probe_ringless;              /* threads sampled without a ring */
+
+/* SIGNAL CONTEXT: count n losses of reason r against t (or the process). */
+void probe_lost(struct probe_thread *t, unsigned r, uint64_t n);
 
 struct probe_thread *probe_thread_alloc(void);
 void probe_thread_free(struct probe_thread *t);
@@ -220,14 +174,10 @@ int probe_thread_init(void);   /* pthread key, real pthread_create */
 /* The main thread's source: decides perf vs timer, hardware -> cpu-clock. */
 int probe_thread_open_first(struct probe_thread *t);
 void probe_threads_enable_all(void);
-/* pthread_create without our trampoline (the sender thread). */
-int probe_real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
-			      void *(*fn)(void *), void *arg);
 /* After fork, in the child: forget the parent's threads, keep ours. */
 void probe_threads_after_fork_child(void);
-/* Set when the main thread called pthread_exit. */
-extern int probe_main_exited;
-int probe_app_threads_alive(pid_t self);
+/* At the end: threads that blocked our signal behind our back (SigBlk). */
+unsigned probe_threads_stuck(void);
 /* comm of a thread of ours, "" on failure */
 void probe_thread_comm(pid_t tid, char out[17]);
 
@@ -268,7 +218,7 @@ int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it);
 unsigned probe_ring_next(struct probe_ring_it *it, void *buf, size_t cap,
 			 size_t *len);
 void probe_ring_end(struct probe_ring_it *it);
-/* Sender: does t's ring hold records its thread has not taken? */
+/* Another thread: does t's ring hold records its thread has not taken? */
 int probe_ring_pending(struct probe_thread *t, uint64_t *tail);
 
 /* ---- timer.c ------------------------------------------------------------ */
@@ -307,14 +257,13 @@ void probe_unwind_check_report(void);
 /*
  * SIGNAL CONTEXT: walk t's stack from the ucontext with cached frame rules;
  * buf[0] is the interrupted RIP, then the return addresses.  Returns the
- * frames, or 0 (a rule not cached yet, which is then noted for the sender;
+ * frames, or 0 (a rule not cached yet, which is then noted for the collector;
  * another stack; code we do not follow): use libunwind.
  */
 int probe_cfi_walk(const struct probe_thread *t, const void *uc,
 		   uint64_t *buf, int max);
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
-void probe_cfi_learn(void);             /* sender: learn the noted rules */
 void probe_cfi_flush(void);             /* dlclose: forget every rule */
 /* PROBE_UNWIND: 0 cfi then libunwind (default), 1 libunwind only, 2 check */
 enum { PROBE_UNWIND_FAST, PROBE_UNWIND_LIBUNWIND, PROBE_UNWIND_CHECK };
@@ -330,7 +279,8 @@ struct probe_thread *probe_current_thread(void);
 /* Has something replaced our handler behind sigaction's back?  Once. */
 int probe_handler_taken_over(void);
 /*
- * Drain t's ring into its queue (returns the records taken).  uc != NULL: SIGNAL CONTEXT, the stack of uc
+ * Drain t's perf ring into its arena slot (returns the records taken).
+ * uc != NULL: SIGNAL CONTEXT, the stack of uc
  * is attached to the sample taken at uc's instruction pointer; uc == NULL:
  * the owner's exit path (its signal blocked), samples keep their leaf only.
  */
@@ -406,45 +356,43 @@ void *probe_real_dlopen(const char *file, int mode);
 
 /* ---- maps.c ------------------------------------------------------------- */
 
-/* Queue MAP frames for objects not sent yet; returns frames added. */
-int probe_maps_scan(uint32_t pid);
-/* Forget what was sent (after fork or a new connection: send them all). */
-void probe_maps_reset(void);
+/* Send MAP frames for objects not sent yet; returns frames added. */
+#define PROBE_MAPS_SYNC 1u      /* SYNC first (see announce.c) */
+#define PROBE_MAPS_ALL  2u      /* forget what was sent: a new connection */
+int probe_maps_scan(uint32_t pid, unsigned how);
+void probe_maps_after_fork_child(void);
 /* The loader's load/unload counters (dlpi_adds/dlpi_subs); -1: unknown. */
 int probe_maps_counts(unsigned long long *adds, unsigned long long *subs);
-/* Were objects unloaded since the last scan?  (Sender only.) */
-int probe_maps_unloaded(void);
 
-/* ---- output.c ----------------------------------------------------------- */
+/* ---- arena.c ------------------------------------------------------------- */
 
-/* Open the collector connection or the file; may print the one line. */
-int probe_output_open(void);
-/*
- * Queue whole frames for output.  Sample-carrying data (nsamples > 0) is
- * dropped when the backlog is over its bound: returns -1 then, and the
- * caller counts them as PROBE_LOST_SOCKET.
- */
-int probe_output_append(const void *p, size_t n, uint64_t nsamples);
-/* Write what can be written now (file: all of it). */
-void probe_output_flush(void);
-/*
- * Flush, waiting at most timeout_ms for a slow collector; not at all for
- * one that has taken nothing for a while (stalled).
- */
-void probe_output_drain(int timeout_ms);
-int probe_output_fd(void);          /* for poll, -1 if nothing pending */
-void probe_output_after_fork_child(void);
-/*
- * The output was replaced by a new connection (the program closed ours):
- * returns 1 once, and the sender sends HELLO, MAPs and THREADs again.
- */
-int probe_output_restarted(void);
-/* Samples the output dropped (socket broken, stalled or closed). */
-extern uint64_t probe_output_dropped;
-/* Why, for the message at exit ("" when nothing went wrong). */
-const char *probe_output_trouble(void);
+extern struct probe_arena *probe_arena;
+extern int probe_arena_fd;
+int probe_arena_create(void);
+int probe_arena_after_fork_child(void);
+/* Normal context: a LIVE slot for tid (-1: none left), and its end. */
+int probe_slot_take(pid_t tid, const char *name);
+void probe_slot_done(int slot, const char *name);
+/* SIGNAL CONTEXT: one sample into the slot's ring; -1 when it is full. */
+int probe_slot_push(int slot, uint64_t time, uint64_t weight,
+		    const uint64_t *frames, uint32_t n);
 
-/* ---- sender.c ----------------------------------------------------------- */
+/* ---- conn.c -------------------------------------------------------------- */
+
+/* Connect to the collector, or start one; may print the one line. */
+int probe_conn_open(void);
+int probe_conn_after_fork_child(void);
+/* One record of whole frames (with a descriptor); async-signal-safe. */
+int probe_conn_send(const void *p, size_t n);
+int probe_conn_send_fd(const void *p, size_t n, int fd);
+/* A new connection replaced one the program closed: 1 once. */
+int probe_conn_restarted(void);
+int probe_conn_ok(void);
+void probe_conn_wait_ack(uint64_t deadline_ns);
+const char *probe_conn_trouble(void);
+extern uint64_t probe_conn_dropped;     /* frames that could not be sent */
+
+/* ---- announce.c ---------------------------------------------------------- */
 
 struct probe_proc {
 	uint32_t pid, ppid;
@@ -455,31 +403,15 @@ struct probe_proc {
 	size_t args_len;
 };
 extern struct probe_proc probe_proc;
-extern pthread_mutex_t probe_consumer_lock;
 
 void probe_proc_read(void);
-int probe_sender_start(void);
-void probe_sender_after_fork_child(void);
-
-/*
- * Requests to the sender, from any thread, in any context (async-signal-
- * safe): FLUSH (exec: send everything queued now), FINAL (the process is
- * ending: stop sampling, send everything), EXIT (the EXIT frame with
- * status).  The caller waits until the sender has done it or deadline_ns
- * (CLOCK_MONOTONIC) has passed.  Called on the sender itself (it calls
- * exit), the work is done inline.
- */
-#define PROBE_REQ_FLUSH 1u
-#define PROBE_REQ_FINAL 2u
-#define PROBE_REQ_EXIT  4u
-#define PROBE_REQ_CRASH 8u      /* with FINAL: after a fatal signal */
-/*
- * PASS (dlopen/dlclose, normal context): one ordinary pass now - MAPs of
- * new objects, every queue drained - with no wait for the output.
- */
-#define PROBE_REQ_PASS  16u
-void probe_request(unsigned what, int status, uint64_t deadline_ns);
-
+/* HELLO with the arena, then every MAP.  Normal context. */
+int probe_announce_start(void);
+/* Normal context: SYNC and the MAPs of objects loaded since. */
+void probe_announce_maps(void);
+/* Async-signal-safe: SYNC, EXIT; then the collector's word, bounded. */
+void probe_announce_exit(int status, uint64_t deadline_ns);
+void probe_put_sync(struct probe_wbuf *w);
 uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */
 
 /* ---- main.c ------------------------------------------------------------- */
@@ -495,9 +427,9 @@ extern volatile int probe_stopping;
 int probe_is_ours(void);
 /*
  * The process is ending with status (exit code, 128 + signal, or -1
- * unknown): send what was sampled, and EXIT when the status is known.
- * crash: after a fatal signal (the sender avoids the loader's locks).
- * Async-signal-safe and bounded (about a second in all, at exit).
+ * unknown): what this thread's perf ring holds goes to its slot, and EXIT
+ * is sent when the status is known.  crash: after a fatal signal (no maps
+ * scan: the loader's lock may be held).  Async-signal-safe and bounded.
  */
 void probe_finish(int status, int crash);
 

@@ -3,24 +3,24 @@
  * interposed pthread_create.
  *
  * Life of a thread's state (struct probe_thread):
- *   1. allocated by the creator (pthread_create wrapper): the queue memory
- *      is allocated and touched here, never in the signal handler;
+ *   1. allocated by the creator (pthread_create wrapper), never in the
+ *      signal handler;
  *   2. the trampoline, on the new thread, before the user's routine:
  *      unblocks our signal (the creator may have blocked everything; the
  *      thread keeps the creator's view of its mask, signals.c), sets the
- *      TLS pointer and the pthread key, primes libunwind on this thread,
- *      registers the thread (the sender announces it), opens its source
- *      (perf event, or CPU-time timer) and starts it;
+ *      TLS pointer and the pthread key, takes an arena slot (touched here:
+ *      the handler never faults on a new page), registers the thread,
+ *      opens its source (perf event, or CPU-time timer) and starts it;
  *   3. at thread end (return or pthread_exit) the key destructor blocks our
- *      signal for good, drains the ring a last time and ends the source,
- *      records the thread's final name and marks it closed;
- *   4. the sender drains the queue and frees it (samples are kept).
+ *      signal for good, drains the perf ring a last time into the slot and
+ *      ends the source, gives the slot its final name and hands it to the
+ *      collector (DONE), and frees the state: the samples are in the arena.
  * A thread that cannot be profiled (descriptors, memory, signal queue) is
  * counted by cause, said once at the time and in total at exit.
  * Threads that existed before the constructor ran (another preloaded
  * library's threads) are found in /proc/self/task and given an event that
  * is opened for their tid and owned by it; the handler finds their state by
- * fd since their TLS pointer is not set.
+ * tid since their TLS pointer is not set.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -53,13 +53,6 @@ static void resolve_create(void)
 		real_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 }
 
-int probe_real_pthread_create(pthread_t *th, const pthread_attr_t *attr,
-			      void *(*fn)(void *), void *arg)
-{
-	resolve_create();
-	return real_create ? real_create(th, attr, fn, arg) : EAGAIN;
-}
-
 void probe_thread_comm(pid_t tid, char out[17])
 {
 	char path[64];
@@ -85,17 +78,21 @@ struct probe_thread *probe_thread_alloc(void)
 	t->fd = -1;
 	t->sigfd = -1;
 	t->timer = -1;
-	if (probe_queue_init(&t->q) < 0) {
-		free(t);
-		return NULL;
-	}
+	t->slot = -1;
 	return t;
 }
 
 void probe_thread_free(struct probe_thread *t)
 {
-	probe_queue_free(&t->q);
 	free(t);
+}
+
+/* Its slot in the arena (normal context); -1: none left. */
+static int take_slot(struct probe_thread *t, const char *name)
+{
+	t->slot = probe_slot_take(t->tid, name);
+	t->s = t->slot >= 0 ? &probe_arena->slots[t->slot] : NULL;
+	return t->slot;
 }
 
 void probe_thread_register(struct probe_thread *t)
@@ -131,7 +128,7 @@ static void unprofiled(int why)
 /* A thread's source failed (err, at step): say so once per kind, count it. */
 static void report_open_error(int err, const char *step, pid_t tid)
 {
-	static int said_fds, said_mem, said_sigq, said_other;
+	static int said_fds, said_mem, said_sigq, said_other, said_slots;
 
 	if (err == EMFILE || err == ENFILE) {
 		unprofiled(PROBE_UNPROF_FDS);
@@ -140,6 +137,13 @@ static void report_open_error(int err, const char *step, pid_t tid)
 				  "is not profiled, nor are later threads while "
 				  "this lasts (raise ulimit -n)", (int)tid,
 				  strerror(err));
+	} else if (err == ENOSPC) {
+		unprofiled(PROBE_UNPROF_MEM);
+		if (!said_slots++)
+			probe_msg("thread %d is not profiled: %u threads are being "
+				  "profiled at once already, or the collector is "
+				  "not taking the ended ones' samples", (int)tid,
+				  PROBE_ARENA_SLOTS);
 	} else if (err == ENOMEM) {
 		unprofiled(PROBE_UNPROF_MEM);
 		if (!said_mem++)
@@ -210,15 +214,18 @@ static int open_source(struct probe_thread *t, pid_t tid)
 	int r;
 
 	if (events_refused) {
-		t->lost[PROBE_LOST_THREAD]++;
+		probe_lost(NULL, PROBE_LOST_THREAD, 1);
 		unprofiled(PROBE_UNPROF_REFUSED);
 		return -1;
 	}
-	r = source_open(t, tid, &step);
+	if (t->slot < 0)
+		r = -ENOSPC;
+	else
+		r = source_open(t, tid, &step);
 	if (r == 0)
 		return 0;
 	report_open_error(-r, step, tid);
-	t->lost[PROBE_LOST_THREAD]++;
+	probe_lost(NULL, PROBE_LOST_THREAD, 1);
 	return -1;
 }
 
@@ -309,7 +316,7 @@ int probe_thread_open_first(struct probe_thread *t)
 	} else {
 		report_open_error(-r, step, t->tid);
 	}
-	t->lost[PROBE_LOST_THREAD]++;
+	probe_lost(NULL, PROBE_LOST_THREAD, 1);
 	return -1;
 }
 
@@ -318,8 +325,11 @@ void probe_thread_attach_self(struct probe_thread *t)
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
+	char name[17] = "";
 
 	t->tid = gettid();
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	take_slot(t, name);
 	/* Its stack's bounds, for cfi.c's walk (which reads nothing else). */
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
 		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
@@ -338,7 +348,8 @@ void probe_thread_attach_self(struct probe_thread *t)
 
 void probe_thread_stop_self(void)
 {
-	struct probe_thread *t = probe_self;
+	struct probe_thread *t = probe_self, **pp;
+	char name[17] = "";
 
 	if (!t || t->closed)
 		return;
@@ -348,13 +359,21 @@ void probe_thread_stop_self(void)
 	 * kernel discards it when the thread exits.
 	 */
 	probe_block_signal(NULL);
-	/* The sender may be looking at the ring (stuck check): reg lock. */
+	/* The exit path may be looking at the ring (stuck check): reg lock. */
 	pthread_mutex_lock(&probe_reg_lock);
 	source_close(t);
-	pthread_mutex_unlock(&probe_reg_lock);
-	prctl(PR_GET_NAME, t->end_name, 0, 0, 0);
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	probe_slot_done(t->slot, name);
 	probe_self = NULL;
-	__atomic_store_n(&t->closed, 1, __ATOMIC_RELEASE);
+	t->closed = 1;
+	for (pp = &probe_threads; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	pthread_mutex_unlock(&probe_reg_lock);
+	if (!t->adopted)
+		probe_thread_free(t);
 }
 
 /*
@@ -383,62 +402,44 @@ void probe_thread_resume_self(void)
 	source_start(t);
 }
 
-int probe_main_exited;
-
 static void key_destructor(void *p)
 {
 	(void)p;
-	/*
-	 * The main thread calling pthread_exit: glibc ends the process when
-	 * its last thread ends, and our sender counts as one; the sender
-	 * takes over that job (probe_app_threads_alive).
-	 */
-	if (gettid() == getpid())
-		__atomic_store_n(&probe_main_exited, 1, __ATOMIC_RELEASE);
 	probe_thread_stop_self();
 }
 
 /*
- * Is any thread of the application still running?  Only asked once the
- * main thread has called pthread_exit.  Our registry answers cheaply when
- * a thread we know of runs; otherwise /proc/self/task also covers threads
- * we never saw.  Zombies (the main thread) do not count, nor does `self`.
+ * Does thread tid have our signal blocked (its SigBlk)?  Asked at the end,
+ * of threads whose ring still holds what their handler never took.
  */
-int probe_app_threads_alive(pid_t self)
+static int blocks_our_signal(pid_t tid)
 {
-	DIR *d;
-	struct dirent *e;
-	int alive = 0;
+	char path[64], buf[2048], *p;
+	unsigned long long blk;
+	size_t n;
 
-	pthread_mutex_lock(&probe_reg_lock);
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	n = probe_read_file(path, buf, sizeof buf - 1);
+	buf[n] = 0;
+	p = strstr(buf, "SigBlk:");
+	if (!p || sscanf(p + 7, "%llx", &blk) != 1)
+		return 0;
+	return (blk >> (probe_cfg.signo - 1)) & 1;
+}
+
+unsigned probe_threads_stuck(void)
+{
+	unsigned n = 0;
+	uint64_t tail;
+
+	if (pthread_mutex_trylock(&probe_reg_lock) != 0)
+		return 0;
 	for (struct probe_thread *t = probe_threads; t; t = t->next)
-		if (!__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE) && !t->adopted)
-			alive = 1;
+		if (t != probe_self && !t->closed && probe_ring_pending(t, &tail) &&
+		    blocks_our_signal(t->tid))
+			n++;
 	pthread_mutex_unlock(&probe_reg_lock);
-	if (alive)
-		return 1;
-	d = opendir("/proc/self/task");
-	if (!d)
-		return 1;
-	while (!alive && (e = readdir(d)) != NULL) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		char path[64], buf[256], *p;
-		size_t n;
-
-		if (tid <= 0 || tid == self)
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-		n = probe_read_file(path, buf, sizeof buf - 1);
-		if (n == 0)
-			continue;   /* gone */
-		buf[n] = 0;
-		/* "tid (comm) S ...": the state follows the last ')'. */
-		p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
-			alive = 1;
-	}
-	closedir(d);
-	return alive;
+	return n;
 }
 
 /* ---- pthread_create ------------------------------------------------------ */
@@ -532,6 +533,7 @@ void probe_threads_adopt_existing(void)
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	pid_t self = gettid();
+	char name[17];
 
 	if (!d)
 		return;
@@ -548,7 +550,10 @@ void probe_threads_adopt_existing(void)
 			break;
 		t->tid = tid;
 		t->adopted = 1;
+		probe_thread_comm(tid, name);
+		take_slot(t, name);
 		if (open_source(t, tid) < 0) {
+			probe_slot_done(t->slot, name);
 			/* Gone already, or not ours to profile. */
 			probe_thread_free(t);
 			continue;
@@ -573,7 +578,8 @@ void probe_threads_enable_all(void)
 /*
  * Fork child (only the forking thread exists; the registry lock was taken
  * in the prepare handler, so the list is consistent): every ring and fd we
- * inherited belongs to the parent's events (timers are not inherited).
+ * inherited belongs to the parent's events (timers are not inherited), and
+ * the slots are the parent's arena, already replaced by the child's own.
  * Drop ours without disabling, forget the parent's threads, keep (and
  * reset) the calling thread's state.
  */
@@ -602,13 +608,11 @@ void probe_threads_after_fork_child(void)
 			return;
 		}
 	} else {
-		struct probe_queue q = self->q;
-
 		memset(self, 0, sizeof *self);
-		self->q.words = q.words;
 		self->fd = -1;
 		self->sigfd = -1;
 		self->timer = -1;
+		self->slot = -1;
 	}
 	probe_thread_attach_self(self);
 	probe_thread_register(self);

@@ -89,15 +89,23 @@ enum probe_frame_type {
 	 *   u64 samples (taken in this process), u32 threads (seen).
 	 */
 	PROBE_F_EXIT = 6,
+	/*
+	 * SYNC body: u64 time_ns.  Live connections only (never in a
+	 * recording): the collector first takes the process's samples taken
+	 * before time_ns from its arena (include/probe/arena.h), then reads
+	 * on.  Sent before the MAPs of objects loaded after others were
+	 * unloaded, and before EXIT.
+	 */
+	PROBE_F_SYNC = 7,
 	PROBE_F_TYPE_MAX
 };
 
 enum probe_lost_reason {
 	PROBE_LOST_KERNEL = 1,   /* PERF_RECORD_LOST: the mmap ring overflowed */
 	PROBE_LOST_THROTTLE = 2, /* PERF_RECORD_THROTTLE: kernel throttled us */
-	PROBE_LOST_QUEUE = 3,    /* per-thread queue full before sender drained */
+	PROBE_LOST_QUEUE = 3,    /* thread's arena ring full: collector behind */
 	PROBE_LOST_SOCKET = 4,   /* collector slow, gone, or file write failed */
-	PROBE_LOST_UNWIND = 5,   /* stack could not be unwound (leaf kept) */
+	PROBE_LOST_UNWIND = 5,   /* not lost: kept with its leaf only (truncated) */
 	PROBE_LOST_THREAD = 6,   /* a thread could not be profiled at all */
 	PROBE_LOST_REASON_MAX
 };

@@ -1,0 +1,365 @@
+/*
+ * arena_read.c - reading a process's arena (see arena_read.h).
+ *
+ * Why frames: everything downstream (probe record's file and summary, probe
+ * top's aggregation) already takes frames, checked by the one decoder; the
+ * records of a ring become SAMPLES frames of up to BATCH bytes (their frame
+ * deltas are the wire's encoding already, copied as they are once checked),
+ * and the slot's counters and names become LOST and THREAD frames.
+ */
+#include "arena_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe/arena.h"
+#include "ingest.h"
+#include "util.h"
+
+#define BATCH (256u * 1024)             /* a SAMPLES frame, about */
+#define FRAME_CAP (BATCH + 2 * PROBE_REC_MAX + 64)
+#define NAME_CHECK_NS 1000000000ull
+#define COUNT_BYTES 3u                  /* the batch's count, patched in */
+
+struct seen {
+	uint32_t gen;                   /* the slot's occupant we announced */
+	uint32_t tid;
+	int live;                       /* announced, not ended */
+	int bad;                        /* held something else: not read */
+	char name[17];
+};
+
+struct arena_reader {
+	struct probe_arena *a;
+	struct seen *seen;              /* PROBE_ARENA_SLOTS */
+	uint8_t *buf;                   /* FRAME_CAP */
+	uint64_t name_check;
+	int said_bad;
+};
+
+struct arena_reader *arena_attach(int fd, char *err, size_t errlen)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a memory file");
+		return NULL;
+	}
+	if ((uint64_t)st.st_size != PROBE_ARENA_SIZE) {
+		snprintf(err, errlen, "%jd bytes, not %" PRIu64 ": another version of "
+			 "libprobe.so?", (intmax_t)st.st_size, (uint64_t)PROBE_ARENA_SIZE);
+		return NULL;
+	}
+	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		snprintf(err, errlen, "it is not sealed against shrinking");
+		return NULL;
+	}
+	struct probe_arena *a = mmap(NULL, PROBE_ARENA_SIZE, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (a == MAP_FAILED) {
+		snprintf(err, errlen, "mmap: %s", strerror(errno));
+		return NULL;
+	}
+	if (a->magic != PROBE_ARENA_MAGIC || a->version != PROBE_WIRE_VERSION ||
+	    a->nslots != PROBE_ARENA_SLOTS || a->slot_data != PROBE_SLOT_DATA ||
+	    a->size != PROBE_ARENA_SIZE) {
+		snprintf(err, errlen, "its header is not one this probe reads");
+		munmap(a, PROBE_ARENA_SIZE);
+		return NULL;
+	}
+	struct arena_reader *ar = xcalloc(1, sizeof(*ar));
+	ar->a = a;
+	ar->seen = xcalloc(PROBE_ARENA_SLOTS, sizeof(*ar->seen));
+	ar->buf = xmalloc(FRAME_CAP);
+	return ar;
+}
+
+void arena_detach(struct arena_reader *ar)
+{
+	if (!ar)
+		return;
+	munmap(ar->a, PROBE_ARENA_SIZE);
+	free(ar->seen);
+	free(ar->buf);
+	free(ar);
+}
+
+/* ---- small frames ---------------------------------------------------------- */
+
+static void send_thread(struct ingest *in, struct ingest_conn *c, uint32_t tid,
+			const char *name)
+{
+	uint8_t b[64];
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, b, sizeof(b));
+	size_t at = probe_frame_begin(&w, PROBE_F_THREAD, (uint32_t)c->pid);
+	probe_put_u32(&w, ingest_our_tid(c, tid));
+	probe_put_str(&w, name);
+	probe_frame_end(&w, at);
+	ingest_deliver(in, c, w.p, w.len);
+}
+
+/* LOST frames for what counters grew by since we last looked. */
+static void send_lost(struct ingest *in, struct ingest_conn *c, uint32_t tid,
+		      uint64_t *lost, uint64_t *taken)
+{
+	for (unsigned r = 1; r < PROBE_LOST_REASON_MAX; r++) {
+		uint64_t cur = __atomic_load_n(&lost[r], __ATOMIC_RELAXED);
+		uint64_t was = __atomic_load_n(&taken[r], __ATOMIC_RELAXED);
+		if (cur == was)
+			continue;
+		__atomic_store_n(&taken[r], cur, __ATOMIC_RELAXED);
+		if (cur < was)
+			continue;       /* not counters after all: start over */
+		uint8_t b[64];
+		struct probe_wbuf w;
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_LOST, (uint32_t)c->pid);
+		probe_put_u32(&w, tid ? ingest_our_tid(c, tid) : 0);
+		probe_put_u32(&w, r);
+		probe_put_u64(&w, cur - was);
+		probe_frame_end(&w, at);
+		ingest_deliver(in, c, w.p, w.len);
+	}
+}
+
+/* ---- a ring's records -------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	int ok;
+};
+
+static uint64_t get_uv(struct rd *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		uint8_t b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->ok = 0;
+	return 0;
+}
+
+/* One record's fields; its deltas stay where they are.  0 if malformed. */
+struct rec {
+	uint64_t time, weight;
+	uint32_t n;
+	const uint8_t *deltas;
+	size_t deltas_len;
+};
+
+static int parse_rec(const uint8_t *p, size_t len, struct rec *out)
+{
+	struct rd r = { p + 2, p + len, 1 };
+	out->time = get_uv(&r);
+	out->weight = get_uv(&r);
+	uint64_t n = get_uv(&r);
+	if (!r.ok || n == 0 || n > PROBE_MAX_FRAMES)
+		return 0;
+	out->n = (uint32_t)n;
+	out->deltas = r.p;
+	for (uint64_t i = 0; i < n && r.ok; i++)
+		get_uv(&r);
+	out->deltas_len = (size_t)(r.p - out->deltas);
+	return r.ok && r.p == r.end;
+}
+
+struct batch {
+	struct probe_wbuf w;
+	size_t at, count_at;
+	uint64_t base, count;
+};
+
+static void batch_begin(struct arena_reader *ar, struct ingest_conn *c,
+			struct batch *b, uint64_t base)
+{
+	probe_wbuf_init(&b->w, ar->buf, FRAME_CAP);
+	b->at = probe_frame_begin(&b->w, PROBE_F_SAMPLES, (uint32_t)c->pid);
+	probe_put_u64(&b->w, base);
+	b->count_at = b->w.len;
+	probe_put_bytes(&b->w, "\x80\x80\0", COUNT_BYTES);
+	b->base = base;
+	b->count = 0;
+}
+
+static void batch_end(struct ingest *in, struct ingest_conn *c, struct batch *b)
+{
+	uint64_t n = b->count;
+	if (!n)
+		return;
+	/* A fixed-width varint: every byte but the last has the continuation bit. */
+	for (unsigned i = 0; i < COUNT_BYTES; i++, n >>= 7)
+		b->w.p[b->count_at + i] = (uint8_t)((n & 0x7f) |
+						    (i + 1 < COUNT_BYTES ? 0x80 : 0));
+	probe_frame_end(&b->w, b->at);
+	if (b->w.ok)
+		ingest_deliver(in, c, b->w.p, b->w.len);
+	b->count = 0;
+}
+
+/* The slot held something that is not records: read it no more. */
+static void slot_bad(struct ingest *in, struct ingest_conn *c,
+		     struct arena_reader *ar, struct seen *sn, const char *why)
+{
+	sn->bad = 1;
+	if (!ar->said_bad++)
+		ingest_note(in, INGEST_ARENA, "process %ld, thread %" PRIu32 ": its "
+			    "samples are unreadable (%s); that thread is not read "
+			    "further", (long)c->pid, sn->tid, why);
+}
+
+/* The records of one ring taken before until. */
+static void drain_ring(struct ingest *in, struct ingest_conn *c,
+		       struct arena_reader *ar, unsigned i, uint64_t until)
+{
+	struct probe_slot *s = &ar->a->slots[i];
+	struct seen *sn = &ar->seen[i];
+	const uint8_t *ring = probe_arena_ring(ar->a, i);
+	uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
+	uint32_t tid = ingest_our_tid(c, sn->tid);
+	uint8_t rec[PROBE_REC_MAX];
+	struct batch b = { .count = 0 };
+
+	if (head - tail > PROBE_SLOT_DATA) {
+		slot_bad(in, c, ar, sn, "its ring's counters are inconsistent");
+		return;
+	}
+	while (tail != head) {
+		uint8_t hdr[2];
+		struct rec r;
+		if (head - tail < 2) {
+			slot_bad(in, c, ar, sn, "a record cut short");
+			break;
+		}
+		probe_ring_get(ring, tail, hdr, 2);
+		size_t len = (size_t)hdr[0] | (size_t)hdr[1] << 8;
+		if (len < 5 || len > PROBE_REC_MAX || len > head - tail) {
+			slot_bad(in, c, ar, sn, "a record of a size out of bounds");
+			break;
+		}
+		probe_ring_get(ring, tail, rec, len);
+		if (!parse_rec(rec, len, &r)) {
+			slot_bad(in, c, ar, sn, "a malformed record");
+			break;
+		}
+		if (r.time >= until)
+			break;
+		if (b.count && (r.time < b.base || b.w.len > BATCH))
+			batch_end(in, c, &b);
+		if (!b.count)
+			batch_begin(ar, c, &b, r.time);
+		probe_put_uv(&b.w, tid);
+		probe_put_uv(&b.w, r.time - b.base);
+		probe_put_uv(&b.w, r.weight);
+		probe_put_uv(&b.w, 0);
+		probe_put_uv(&b.w, r.n);
+		probe_put_bytes(&b.w, r.deltas, r.deltas_len);
+		b.count++;
+		tail += len;
+	}
+	batch_end(in, c, &b);
+	__atomic_store_n(&s->tail, tail, __ATOMIC_RELEASE);
+}
+
+/* Its comm as the kernel has it now, when we can see it (our namespace). */
+static void live_name(struct ingest_conn *c, uint32_t tid, char out[17])
+{
+	char path[64];
+	out[0] = 0;
+	if (c->wire_pid != (uint32_t)c->pid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/task/%" PRIu32 "/comm", (long)c->pid, tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, 17, f))
+		out[strcspn(out, "\n")] = 0;
+	else
+		out[0] = 0;
+	fclose(f);
+}
+
+static void announce(struct ingest *in, struct ingest_conn *c, struct seen *sn,
+		     const char *name)
+{
+	if (sn->live && strcmp(name, sn->name) == 0)
+		return;
+	snprintf(sn->name, sizeof(sn->name), "%s", name);
+	send_thread(in, c, sn->tid, sn->name);
+}
+
+static void read_slot(struct ingest *in, struct ingest_conn *c,
+		      struct arena_reader *ar, unsigned i, uint64_t until,
+		      int check_name)
+{
+	struct probe_slot *s = &ar->a->slots[i];
+	struct seen *sn = &ar->seen[i];
+	uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	char name[17];
+
+	if (state != PROBE_SLOT_LIVE && state != PROBE_SLOT_DONE)
+		return;
+	uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+	if (!sn->live || sn->gen != gen) {
+		sn->gen = gen;
+		sn->tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+		sn->bad = 0;
+		sn->live = 0;
+		memcpy(name, s->name, 16);
+		name[16] = 0;
+		announce(in, c, sn, name);
+		sn->live = 1;
+	} else if (check_name && state == PROBE_SLOT_LIVE) {
+		live_name(c, sn->tid, name);
+		if (name[0])
+			announce(in, c, sn, name);
+	}
+	if (!sn->bad)
+		drain_ring(in, c, ar, i, until);
+	send_lost(in, c, sn->tid, s->lost, s->lost_taken);
+	if (state == PROBE_SLOT_DONE && (sn->bad || until == UINT64_MAX)) {
+		uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+		if (!sn->bad && head != __atomic_load_n(&s->tail, __ATOMIC_RELAXED))
+			return;
+		memcpy(name, s->name, 16);
+		name[16] = 0;
+		announce(in, c, sn, name);
+		sn->live = 0;
+		if (sn->bad)    /* the rest of it is unreadable: skip it */
+			__atomic_store_n(&s->tail, head, __ATOMIC_RELEASE);
+		uint32_t done = PROBE_SLOT_DONE;
+		__atomic_compare_exchange_n(&s->state, &done, PROBE_SLOT_FREE, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+}
+
+void arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
+{
+	struct arena_reader *ar = c->ar;
+	if (!ar)
+		return;
+	struct probe_arena *a = ar->a;
+	uint32_t used = __atomic_load_n(&a->slots_used, __ATOMIC_ACQUIRE);
+	uint64_t now = now_ns();
+	int check_name = !final && now - ar->name_check >= NAME_CHECK_NS;
+
+	if (used > PROBE_ARENA_SLOTS)
+		used = PROBE_ARENA_SLOTS;
+	if (check_name)
+		ar->name_check = now;
+	for (unsigned i = 0; i < used && !c->dead; i++)
+		read_slot(in, c, ar, i, until_ns, check_name);
+	if (!c->dead)
+		send_lost(in, c, 0, a->lost, a->lost_taken);
+}

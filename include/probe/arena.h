@@ -1,0 +1,163 @@
+/*
+ * arena.h - the memory a profiled process shares with its collector: how
+ * samples leave the process without a thread of probe's in it.
+ *
+ * Contract:
+ *   - libprobe creates one arena per process (a sealed memfd: it can be
+ *     neither shrunk nor grown) and sends its descriptor with the HELLO
+ *     frame (SCM_RIGHTS).  The collector checks the seals, the size and the
+ *     header before it maps it, and keeps the mapping until it has read the
+ *     arena for the last time, after the connection ended: what was sampled
+ *     up to a SIGKILL, an abort or a crash is still there to read.
+ *   - Each profiled thread owns one slot: a header and a byte ring of
+ *     PROBE_SLOT_DATA bytes.  The thread (its signal handler, its exit path)
+ *     is the only producer: it writes records and release-stores head.  The
+ *     collector is the only consumer: it copies records out, then
+ *     release-stores tail.  head and tail only grow; byte i of the stream
+ *     is at data[i % PROBE_SLOT_DATA], and a record may wrap around.
+ *   - A record: u16 size (the whole record, size field included), then
+ *     uv time_ns (CLOCK_MONOTONIC, as the wire's sample times), uv weight,
+ *     uv nframes (1..PROBE_MAX_FRAMES), nframes x sv delta (as SAMPLES:
+ *     frame[i] = frame[i-1] + delta, frame[-1] = 0).  Records of a slot are
+ *     in time order.  The tid is the slot's.
+ *   - Slot life: FREE -> LIVE (libprobe, with tid and name set first) ->
+ *     DONE (the thread ended; its final name is set) -> FREE (collector,
+ *     after its last read).  libprobe never reuses a slot that is not FREE.
+ *   - Counters (lost[], samples) only grow and are written by libprobe;
+ *     the collector keeps what it has reported in *_taken, in the arena
+ *     too, so that a second connection of the same process (the program
+ *     closed the first) does not count anything twice.
+ *   - Frame rules (the fast unwinder's cache, preload/cfi.c): the handler
+ *     reads rules[] and notes the code addresses it lacks in want[]; the
+ *     collector learns those from the object files and writes rules[]
+ *     (slot key 0, rule, then key, with release; a reader checks the key
+ *     again after reading the rule).  libprobe empties rules[] itself when
+ *     code is unloaded (dlclose) and bumps rules_epoch, so that a rule
+ *     learned for the old code is not written back.
+ *   - The collector trusts nothing it reads here: every record is copied
+ *     out and checked before it is decoded; a bad one ends that slot.
+ */
+#ifndef PROBE_ARENA_H
+#define PROBE_ARENA_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "probe/wire.h"
+
+#define PROBE_ARENA_MAGIC 0x31414e4552414250ull     /* "PBARENA1" */
+#define PROBE_ARENA_SLOTS 4096u
+#define PROBE_SLOT_DATA (32u * 1024)                /* ring bytes per thread */
+#define PROBE_ARENA_WANT 256u
+#define PROBE_RULE_SETS 1024u
+#define PROBE_RULE_WAYS 4u
+/* The largest record: size, time, weight, count, PROBE_MAX_FRAMES deltas. */
+#define PROBE_REC_MAX (2u + 10u + 10u + 2u + PROBE_MAX_FRAMES * 10u)
+
+enum { PROBE_SLOT_FREE = 0, PROBE_SLOT_LIVE = 1, PROBE_SLOT_DONE = 2 };
+
+struct probe_rule_slot {
+	uint64_t key;                   /* code address looked up; 0: empty */
+	uint64_t rule;                  /* preload/cfi.c's packing */
+};
+
+struct probe_slot {
+	uint32_t state;                 /* PROBE_SLOT_* */
+	uint32_t tid;                   /* as the process sees it */
+	uint64_t head;                  /* bytes written (producer) */
+	uint64_t tail;                  /* bytes taken (consumer) */
+	uint64_t samples;               /* samples taken by the thread */
+	uint64_t lost[PROBE_LOST_REASON_MAX];
+	uint64_t lost_taken[PROBE_LOST_REASON_MAX];
+	uint32_t gen;                   /* bumped each time the slot is taken */
+	char name[20];                  /* comm; final name once DONE */
+} __attribute__((aligned(64)));
+
+struct probe_arena {
+	uint64_t magic;
+	uint32_t version;               /* PROBE_WIRE_VERSION */
+	uint32_t nslots;                /* PROBE_ARENA_SLOTS */
+	uint32_t slot_data;             /* PROBE_SLOT_DATA */
+	uint32_t slots_used;            /* slots [0, used) may be in use */
+	uint64_t size;                  /* the whole arena, bytes */
+	/* Process-wide losses (threads that could not be profiled...). */
+	uint64_t lost[PROBE_LOST_REASON_MAX];
+	uint64_t lost_taken[PROBE_LOST_REASON_MAX];
+	/* Frame rules: see above. */
+	uint64_t rules_epoch;
+	uint32_t want_pending;
+	uint32_t pad;
+	uint64_t want[PROBE_ARENA_WANT];
+	struct probe_rule_slot rules[PROBE_RULE_SETS][PROBE_RULE_WAYS]
+		__attribute__((aligned(64)));
+	struct probe_slot slots[PROBE_ARENA_SLOTS];
+	/* then PROBE_ARENA_SLOTS x PROBE_SLOT_DATA bytes of rings */
+};
+
+#define PROBE_ARENA_RINGS_AT \
+	((sizeof(struct probe_arena) + 4095u) & ~(uint64_t)4095u)
+#define PROBE_ARENA_SIZE \
+	(PROBE_ARENA_RINGS_AT + (uint64_t)PROBE_ARENA_SLOTS * PROBE_SLOT_DATA)
+
+_Static_assert((PROBE_SLOT_DATA & (PROBE_SLOT_DATA - 1)) == 0,
+	       "ring size is a power of 2");
+_Static_assert(PROBE_REC_MAX < 65536u, "a record's size fits its u16");
+
+/*
+ * A frame rule, for one code address: where the CFA is (rsp or rbp plus an
+ * offset), that the return address is at CFA-8, and whether rbp was saved
+ * (at CFA+off) or is unchanged.  Packed: kind (bits 0-3), rbp saved (bit
+ * 4), rbp offset (16-31), CFA offset (32-63).  NONE: no FDE covers the
+ * address; LAST: the outermost frame (return address undefined); UNSUP:
+ * anything else (CFA expressions, signal frames...): libunwind walks it.
+ */
+enum { PROBE_RULE_NONE, PROBE_RULE_RSP, PROBE_RULE_RBP, PROBE_RULE_LAST,
+       PROBE_RULE_UNSUP };
+
+static inline uint64_t probe_rule_pack(unsigned kind, int rbp_saved,
+				       int rbp_off, int32_t cfa_off)
+{
+	return (uint64_t)kind | (uint64_t)(rbp_saved ? 1 : 0) << 4 |
+	       (uint64_t)(uint16_t)(int16_t)rbp_off << 16 |
+	       (uint64_t)(uint32_t)cfa_off << 32;
+}
+
+/* The set of a code address, and its place in want[]. */
+static inline uint64_t probe_rule_hash(uint64_t a)
+{
+	return (a * 0x9e3779b97f4a7c15ull) >> 40;
+}
+
+static inline uint8_t *probe_arena_ring(struct probe_arena *a, unsigned slot)
+{
+	return (uint8_t *)a + PROBE_ARENA_RINGS_AT + (uint64_t)slot * PROBE_SLOT_DATA;
+}
+
+/* Copy n bytes in or out of a ring at stream offset off (may wrap). */
+static inline void probe_ring_put(uint8_t *ring, uint64_t off, const void *src,
+				  size_t n)
+{
+	size_t at = (size_t)(off & (PROBE_SLOT_DATA - 1)), first = PROBE_SLOT_DATA - at;
+
+	if (first >= n) {
+		memcpy(ring + at, src, n);
+	} else {
+		memcpy(ring + at, src, first);
+		memcpy(ring, (const uint8_t *)src + first, n - first);
+	}
+}
+
+static inline void probe_ring_get(const uint8_t *ring, uint64_t off, void *dst,
+				  size_t n)
+{
+	size_t at = (size_t)(off & (PROBE_SLOT_DATA - 1)), first = PROBE_SLOT_DATA - at;
+
+	if (first >= n) {
+		memcpy(dst, ring + at, n);
+	} else {
+		memcpy(dst, ring + at, first);
+		memcpy((uint8_t *)dst + first, ring, n - first);
+	}
+}
+
+#endif /* PROBE_ARENA_H */
