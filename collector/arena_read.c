@@ -42,6 +42,7 @@ struct arena_reader {
 	uint8_t *buf;                   /* FRAME_CAP */
 	uint64_t name_check;
 	int said_bad;
+	struct cfi_learner learn;
 };
 
 struct arena_reader *arena_attach(int fd, char *err, size_t errlen)
@@ -356,6 +357,9 @@ void arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int
 
 	if (used > PROBE_ARENA_SLOTS)
 		used = PROBE_ARENA_SLOTS;
+	/* Rules first: the sooner they are there, the fewer stacks libunwind walks. */
+	if (!final)
+		cfi_learn(a, &ar->learn, &c->maps, c->pid);
 	if (check_name)
 		ar->name_check = now;
 	for (unsigned i = 0; i < used && !c->dead; i++)

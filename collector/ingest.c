@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "usock.h"
@@ -50,8 +52,16 @@ void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial)
 	}
 	if (in->closed)
 		in->closed(in->ctx, c);
-	epoll_ctl(in->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	if (c->fd >= 0) {
+		epoll_ctl(in->ep, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+	}
+	if (c->pidfd >= 0) {
+		if (c->orphan)
+			epoll_ctl(in->ep, EPOLL_CTL_DEL, c->pidfd, NULL);
+		close(c->pidfd);
+	}
+	cfi_maps_clear(&c->maps);
 	probe_stream_free(&c->s);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -137,10 +147,69 @@ void ingest_deliver(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t
 	in->frame(in->ctx, c, &m, f, len);
 }
 
-/* The HELLO's arena, if one came with it. */
+static int process_alive(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	return pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+/*
+ * The socket ended.  If the process lives on with an arena and said no
+ * EXIT, keep reading the arena until it ends (ingest.h); else close.
+ */
+static void conn_ended(struct ingest *in, struct ingest_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	struct ingest_conn *n = NULL;
+	for (struct ingest_conn *o = in->conns; o && !n; o = o->next)
+		if (o != c && !o->dead && !o->orphan && o->pid == c->pid && o->hello)
+			n = o;
+	if (n && c->ar && !n->ar && n->arena_fd < 0) {
+		/* Its new connection came first, without the arena: hand it over. */
+		n->ar = c->ar;
+		c->ar = NULL;
+		in->narenas--;
+		ingest_close(in, c, 1);
+		in->narenas++;
+		return;
+	}
+	/* A new image of that pid (exec) has begun: this one is over. */
+	if (n || !c->ar || c->exit_seen || !process_alive(c->pidfd) ||
+	    epoll_ctl(in->ep, EPOLL_CTL_ADD, c->pidfd, &ev) < 0) {
+		ingest_close(in, c, 1);
+		return;
+	}
+	epoll_ctl(in->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	c->orphan = 1;
+}
+
+/* An earlier connection of c's process whose socket ended, or NULL. */
+static struct ingest_conn *orphan_of(struct ingest *in, struct ingest_conn *c)
+{
+	for (struct ingest_conn *o = in->conns; o; o = o->next)
+		if (o != c && o->orphan && !o->dead && o->pid == c->pid)
+			return o;
+	return NULL;
+}
+
+/* The HELLO's arena, if one came with it; else the one its process had. */
 static void attach_arena(struct ingest *in, struct ingest_conn *c)
 {
 	char err[256];
+	struct ingest_conn *o = orphan_of(in, c);
+	if (o && c->arena_fd < 0 && !c->ar) {
+		/* Its descriptor was lost with the socket: the same arena. */
+		c->ar = o->ar;
+		o->ar = NULL;
+		in->narenas--;
+		ingest_close(in, o, 0);
+		in->narenas++;
+		return;
+	}
+	if (o)
+		ingest_close(in, o, 1);         /* a new image: the old one's last */
 	if (c->arena_fd < 0 || c->ar)
 		return;
 	c->ar = arena_attach(c->arena_fd, err, sizeof(err));
@@ -184,11 +253,18 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 			arena_read(in, c, m.u.sync.time_ns, 0);
 		return 0;
 	}
-	if (m.type == PROBE_F_HELLO)
+	if (m.type == PROBE_F_HELLO) {
+		cfi_maps_clear(&c->maps);
 		attach_arena(in, c);
+	} else if (m.type == PROBE_F_MAP) {
+		cfi_maps_add(&c->maps, m.u.map.start, m.u.map.end, m.u.map.bias,
+			     m.u.map.build_id, m.u.map.build_id_len, m.u.map.path);
+	}
 	in->frame(in->ctx, c, &m, f, len);
-	if (m.type == PROBE_F_EXIT && !c->dead)
+	if (m.type == PROBE_F_EXIT && !c->dead) {
+		c->exit_seen = 1;
 		(void)send(c->fd, "A", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
 	return 0;
 }
 
@@ -216,6 +292,11 @@ static void take_fds(struct ingest_conn *c, struct msghdr *mh)
 void ingest_read(struct ingest *in, struct ingest_conn *c)
 {
 	char err[PROBE_ERR_MAX];
+	if (c->orphan) {
+		/* Its pidfd: the process has ended. */
+		ingest_close(in, c, 0);
+		return;
+	}
 	for (int round = 0; round < INGEST_READS; round++) {
 		union {
 			char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -242,12 +323,12 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 			if (errno != ECONNRESET)
 				ingest_note(in, INGEST_READ_ERROR, "reading from process %ld: %s",
 				     (long)c->pid, strerror(errno));
-			ingest_close(in, c, 1);
+			conn_ended(in, c);
 			return;
 		}
 		take_fds(c, &mh);
 		if (n == 0) {
-			ingest_close(in, c, 1);
+			conn_ended(in, c);
 			return;
 		}
 		if (mh.msg_flags & MSG_TRUNC) {
@@ -330,6 +411,7 @@ void ingest_accept_all(struct ingest *in)
 		c->fd = fd;
 		c->pid = pid;
 		c->arena_fd = -1;
+		c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		if (probe_stream_init(&c->s) < 0)
 			probe_oom();
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };

@@ -28,6 +28,13 @@
  *     least every ingest_timeout() ms.  A SYNC frame reads the arena up to
  *     its time first (it is not passed on); closing a connection reads the
  *     arena one last time: what a killed process sampled is not lost.
+ *   - A connection that ends while its process lives on (the program
+ *     closed our socket behind libprobe's back, or exec'd something
+ *     libprobe does not follow) leaves its arena attached and read: the
+ *     connection stays, without a socket, until the process ends (its
+ *     pidfd) or a new connection of the same pid takes the arena over
+ *     (a HELLO without a descriptor: libprobe lost its own too) or brings
+ *     a new one (a new image: the old arena is read one last time first).
  *   - After an EXIT frame has been handed on, the process gets one byte
  *     back: with a collector it started itself, libprobe waits for it.
  *   - ingest_close() closes c (closed() is called; with warn_partial, a
@@ -45,6 +52,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cfi_learn.h"
 #include "wire_decode.h"
 
 /* Reads per connection per wakeup, so one busy process cannot starve others. */
@@ -73,6 +81,10 @@ struct ingest_conn {
 	int dead;               /* closed; freed by ingest_free_dead */
 	int arena_fd;           /* received, not yet mapped; -1 */
 	struct arena_reader *ar;        /* its arena, or NULL */
+	int pidfd;              /* its process, or -1 */
+	int orphan;             /* socket gone, process and arena still there */
+	int exit_seen;          /* an EXIT frame came */
+	struct cfi_maps maps;   /* its objects, for learning frame rules */
 	struct probe_stream s;
 	struct ingest_conn *prev, *next;
 };

@@ -106,7 +106,7 @@ static int send_hello(void)
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
 	}
 	probe_frame_end(&w, at);
-	r = w.ok ? probe_conn_send_fd(w.p, w.len, probe_arena_fd) : -1;
+	r = w.ok ? probe_conn_send_fd(w.p, w.len, probe_arena_fd_ok()) : -1;
 	free(b);
 	return r;
 }
@@ -122,6 +122,7 @@ int probe_announce_start(void)
 /* Normal context: a new connection starts over; else new objects' MAPs. */
 void probe_announce_maps(void)
 {
+	probe_conn_check();
 	if (probe_conn_restarted()) {
 		probe_announce_start();
 		return;

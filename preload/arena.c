@@ -20,12 +20,30 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "probe.h"
 
 struct probe_arena *probe_arena;
 int probe_arena_fd = -1;
+static dev_t arena_dev;
+static ino_t arena_ino;
+
+/*
+ * The arena's descriptor, when it is still ours (the program may have
+ * closed it, or put another file on its number, by means fds.c cannot
+ * see); else -1: the collector keeps the mapping it had (ingest.h).
+ */
+int probe_arena_fd_ok(void)
+{
+	struct stat st;
+
+	if (probe_arena_fd < 0 || fstat(probe_arena_fd, &st) < 0 ||
+	    st.st_dev != arena_dev || st.st_ino != arena_ino)
+		return -1;
+	return probe_arena_fd;
+}
 
 int probe_arena_create(void)
 {
@@ -62,6 +80,14 @@ int probe_arena_create(void)
 	fd = probe_fd_high(fd);
 	probe_fd_own(fd);
 	probe_arena_fd = fd;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) == 0) {
+			arena_dev = st.st_dev;
+			arena_ino = st.st_ino;
+		}
+	}
 	return 0;
 }
 
@@ -163,6 +189,48 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight,
 	return 0;
 }
 
+/*
+ * At the end, for the messages: samples still in the rings (the collector
+ * has not taken them), and samples a full ring turned away that the
+ * collector has not counted yet.  Our own memory: async-signal-safe.
+ */
+uint64_t probe_arena_untaken(void)
+{
+	struct probe_arena *a = probe_arena;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; a && i < a->slots_used && i < PROBE_ARENA_SLOTS; i++) {
+		struct probe_slot *s = &a->slots[i];
+		uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+		uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+		uint8_t b[2];
+
+		while (head - tail >= 2 && head - tail <= PROBE_SLOT_DATA) {
+			probe_ring_get(probe_arena_ring(a, i), tail, b, 2);
+			size_t len = (size_t)b[0] | (size_t)b[1] << 8;
+			if (len < 2 || len > head - tail)
+				break;
+			tail += len;
+			n++;
+		}
+	}
+	return n + probe_arena_overflowed();
+}
+
+uint64_t probe_arena_overflowed(void)
+{
+	struct probe_arena *a = probe_arena;
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; a && i < a->slots_used && i < PROBE_ARENA_SLOTS; i++) {
+		struct probe_slot *s = &a->slots[i];
+
+		n += __atomic_load_n(&s->lost[PROBE_LOST_QUEUE], __ATOMIC_RELAXED) -
+		     __atomic_load_n(&s->lost_taken[PROBE_LOST_QUEUE], __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 /* ---- fork ----------------------------------------------------------------- */
 
 /*
@@ -176,8 +244,10 @@ int probe_arena_after_fork_child(void)
 		munmap(probe_arena, PROBE_ARENA_SIZE);
 	probe_arena = NULL;
 	if (probe_arena_fd >= 0) {
+		/* Not ours to close if the program put something on its number. */
+		if (probe_arena_fd_ok() >= 0)
+			probe_sys_close(probe_arena_fd);
 		probe_fd_disown(probe_arena_fd);
-		probe_sys_close(probe_arena_fd);
 		probe_arena_fd = -1;
 	}
 	return probe_arena_create();

@@ -489,6 +489,26 @@ int probe_conn_send_fd(const void *p, size_t n, int pass_fd)
 	}
 }
 
+/*
+ * Normal context: is our descriptor still ours (if not, connect again), and
+ * is the collector still there?
+ */
+void probe_conn_check(void)
+{
+	struct pollfd p = { .fd = conn_fd, .events = POLLRDHUP };
+
+	if (conn_fd < 0 || broken)
+		return;
+	if (!still_ours()) {
+		lost_descriptor();
+		return;
+	}
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR))) {
+		broken = 1;
+		trouble = "the collector went away";
+	}
+}
+
 int probe_conn_send(const void *p, size_t n)
 {
 	return probe_conn_send_fd(p, n, -1);
@@ -549,8 +569,9 @@ int probe_conn_after_fork_child(void)
 	reopens = 0;
 	restarted = 0;
 	if (conn_fd >= 0) {
+		if (still_ours())
+			probe_sys_close(conn_fd);
 		probe_fd_disown(conn_fd);
-		probe_sys_close(conn_fd);
 		conn_fd = -1;
 	}
 	if (broken || !conn_path[0])

@@ -126,7 +126,17 @@ static void final_messages(void)
 			  "sampled while %s so", stuck, stuck == 1 ? "" : "s",
 			  probe_cfg.signo, stuck == 1 ? "it was" : "they were",
 			  stuck == 1 ? "it stayed" : "they stayed");
-	if (probe_conn_dropped && probe_conn_trouble()[0])
+	if (!probe_conn_ok() && probe_arena_untaken())
+		probe_msg("%llu samples of process %u could not be delivered: %s",
+			  (unsigned long long)probe_arena_untaken(), probe_proc.pid,
+			  probe_conn_trouble()[0] ? probe_conn_trouble()
+						  : "no connection to the collector");
+	else if (probe_arena_overflowed())
+		probe_msg("%llu samples of process %u could not be delivered: the "
+			  "collector stopped reading (they are counted as lost in "
+			  "the recording)", (unsigned long long)probe_arena_overflowed(),
+			  probe_proc.pid);
+	else if (probe_conn_dropped && probe_conn_trouble()[0])
 		probe_msg("process %u could not tell the collector everything: "
 			  "%s", probe_proc.pid, probe_conn_trouble());
 }

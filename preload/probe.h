@@ -158,7 +158,7 @@ void probe_lost(struct probe_thread *t, unsigned r, uint64_t n);
 struct probe_thread *probe_thread_alloc(void);
 void probe_thread_free(struct probe_thread *t);
 void probe_thread_register(struct probe_thread *t);
-/* Make t the calling thread's state: tid, TLS, key, libunwind priming. */
+/* Make t the calling thread's state: tid, TLS, key, arena slot. */
 void probe_thread_attach_self(struct probe_thread *t);
 /* The calling thread is ending or the process is: stop and drain its event. */
 void probe_thread_stop_self(void);
@@ -178,6 +178,9 @@ void probe_threads_enable_all(void);
 void probe_threads_after_fork_child(void);
 /* At the end: threads that blocked our signal behind our back (SigBlk). */
 unsigned probe_threads_stuck(void);
+/* Samples in the arena the collector has not taken, and rings' overflows. */
+uint64_t probe_arena_untaken(void);
+uint64_t probe_arena_overflowed(void);
 /* comm of a thread of ours, "" on failure */
 void probe_thread_comm(pid_t tid, char out[17]);
 
@@ -235,7 +238,7 @@ uint64_t probe_timer_cpu_ns(struct probe_thread *t);
 int probe_unwind_load(void);    /* 0 ok, -1 no libunwind (leaf-only stacks) */
 /* Is pc in libunwind's code?  (Its sigprocmask calls are not the program's.) */
 int probe_unwind_owns(const void *pc);
-/* Prime libunwind's per-thread state; normal context, on the thread itself. */
+/* libunwind's one-time set-up, in normal context (the constructor). */
 void probe_unwind_prime(void);
 /*
  * SIGNAL CONTEXT.  Unwind t's interrupted context uc into buf (room for
@@ -369,6 +372,7 @@ int probe_maps_counts(unsigned long long *adds, unsigned long long *subs);
 extern struct probe_arena *probe_arena;
 extern int probe_arena_fd;
 int probe_arena_create(void);
+int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
 int probe_arena_after_fork_child(void);
 /* Normal context: a LIVE slot for tid (-1: none left), and its end. */
 int probe_slot_take(pid_t tid, const char *name);
@@ -387,6 +391,7 @@ int probe_conn_send(const void *p, size_t n);
 int probe_conn_send_fd(const void *p, size_t n, int fd);
 /* A new connection replaced one the program closed: 1 once. */
 int probe_conn_restarted(void);
+void probe_conn_check(void);            /* normal context: still ours? */
 int probe_conn_ok(void);
 void probe_conn_wait_ack(uint64_t deadline_ns);
 const char *probe_conn_trouble(void);

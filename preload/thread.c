@@ -341,10 +341,22 @@ void probe_thread_attach_self(struct probe_thread *t)
 	probe_self = t;
 	if (key_ok)
 		pthread_setspecific(probe_key, t);
-	probe_unwind_prime();
 }
 
 /* ---- thread end ---------------------------------------------------------- */
+
+static unsigned probe_stuck_ended;     /* threads that ended stuck */
+
+/* On t itself: is our signal really blocked (only a raw system call can)? */
+static int is_stuck(struct probe_thread *t)
+{
+	sigset_t cur;
+	uint64_t tail;
+
+	return probe_real_sigmask(SIG_BLOCK, NULL, &cur) == 0 &&
+	       sigismember(&cur, probe_cfg.signo) == 1 &&
+	       probe_ring_pending(t, &tail);
+}
 
 void probe_thread_stop_self(void)
 {
@@ -353,6 +365,9 @@ void probe_thread_stop_self(void)
 
 	if (!t || t->closed)
 		return;
+	/* Its handler never took what its ring holds: blocked behind our back. */
+	if (is_stuck(t))
+		__atomic_add_fetch(&probe_stuck_ended, 1, __ATOMIC_RELAXED);
 	/*
 	 * Blocked for good: a signal still queued for the closed event must
 	 * not reach the program's handler (or the default action) later.  The
@@ -429,7 +444,7 @@ static int blocks_our_signal(pid_t tid)
 
 unsigned probe_threads_stuck(void)
 {
-	unsigned n = 0;
+	unsigned n = __atomic_load_n(&probe_stuck_ended, __ATOMIC_RELAXED);
 	uint64_t tail;
 
 	if (pthread_mutex_trylock(&probe_reg_lock) != 0)
@@ -494,6 +509,8 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return EAGAIN;
 	if (!probe_active || probe_stopping || !probe_is_ours())
 		return real_create(th, attr, fn, arg);
+	/* A normal-context moment: a lost connection, objects loaded unseen. */
+	probe_announce_maps();
 	s = malloc(sizeof *s);
 	if (s)
 		s->t = probe_thread_alloc();

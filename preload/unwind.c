@@ -7,31 +7,42 @@
  * application's C++ exception handling.  dlopen(RTLD_LOCAL) keeps every
  * symbol of it out of the global scope; we only dlsym what we call.
  *
- * cfi.c's walk comes first; libunwind takes the stacks it cannot walk.
+ * cfi.c's walk comes first; libunwind takes the stacks it cannot walk:
+ * while the collector has not learned a frame's rule yet, and frames cfi.c
+ * does not follow (signal frames, CFA expressions, other stacks).
  *
- * unw_backtrace() is libunwind's fast path (a per-thread cache of frame
- * layouts, ~1 us for tens of frames): it walks from its own frame, through
- * our handler and the kernel's signal frame, into the interrupted code.  We
- * keep the part that starts at the interrupted instruction pointer (the
- * ucontext's RIP), i.e. exactly the application's stack.
- *
- * Its first use on a thread allocates (the per-thread cache, an address
- * validation pipe): probe_unwind_prime() runs it once on every thread
- * before that thread's event is enabled.
+ * We use libunwind's cursor, started from the signal's ucontext
+ * (unw_init_local2 with UNW_INIT_SIGNAL_FRAME) and stepped to the end, not
+ * unw_backtrace: that one's fast path keeps a 256 KiB cache per thread,
+ * which is 256 MB more for a program of 1,000 threads, and the cache is
+ * allocated on the thread's first walk, which would have to be primed on
+ * every thread before its event is enabled.  The cursor keeps no state per
+ * thread (libunwind's 16 bytes of TLS sit in glibc's static TLS, so
+ * touching them allocates nothing), and its global caches are set up once
+ * here, in the constructor.  It is slower: about 0.5 us a frame here (its
+ * global cache takes a lock with the signals masked, 4 sigprocmask calls
+ * a frame; without the cache it was 3 times slower still), which is paid
+ * only until the collector has learned the frames' rules.
  */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <ucontext.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #include "probe.h"
 
-typedef int (*unw_backtrace_fn)(void **buf, int size);
+typedef int (*init2_fn)(unw_cursor_t *, unw_context_t *, int);
+typedef int (*step_fn)(unw_cursor_t *);
+typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 
-static unw_backtrace_fn unw_bt;
+static init2_fn unw_init2;
+static step_fn unw_step_;
+static get_reg_fn unw_get_reg_;
 static uintptr_t unw_lo, unw_hi;        /* libunwind's code */
 
-/* The code segment holding unw_backtrace: libunwind's own. */
+/* The code segment holding unw_step: libunwind's own. */
 static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t pc = (uintptr_t)arg;
@@ -70,25 +81,38 @@ int probe_unwind_load(void)
 			  e ? e : "not found");
 		return -1;
 	}
-	unw_bt = (unw_backtrace_fn)dlsym(h, "unw_backtrace");
-	if (!unw_bt) {
-		probe_msg("libunwind.so.8 has no unw_backtrace; stacks will "
-			  "hold only the sampled address (libunwind too old?)");
+	unw_init2 = (init2_fn)dlsym(h, "_ULx86_64_init_local2");
+	unw_step_ = (step_fn)dlsym(h, "_ULx86_64_step");
+	unw_get_reg_ = (get_reg_fn)dlsym(h, "_ULx86_64_get_reg");
+	if (!unw_init2 || !unw_step_ || !unw_get_reg_) {
+		unw_init2 = NULL;
+		probe_msg("libunwind.so.8 has no unw_init_local2; stacks will "
+			  "hold only what probe's own walk finds (libunwind "
+			  "older than 1.3?)");
 		return -1;
 	}
-	dl_iterate_phdr(find_text, (void *)(uintptr_t)unw_bt);
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)unw_step_);
+	probe_unwind_prime();
 	return 0;
 }
 
+/*
+ * One walk of our own stack, in normal context: libunwind's one-time set-up
+ * (its locks, its global caches, its address-validation pipe) happens here
+ * and not in a signal handler.
+ */
 void probe_unwind_prime(void)
 {
-	void *buf[8];
+	ucontext_t uc;
+	unw_cursor_t cur;
 
-	if (unw_bt) {
-		probe_in_probe++;
-		unw_bt(buf, 8);
-		probe_in_probe--;
-	}
+	if (!unw_init2 || getcontext(&uc) < 0)
+		return;
+	probe_in_probe++;
+	if (unw_init2(&cur, (unw_context_t *)&uc, 0) == 0)
+		for (int i = 0; i < 4 && unw_step_(&cur) > 0; i++)
+			;
+	probe_in_probe--;
 }
 
 /* SIGNAL CONTEXT. */
@@ -170,28 +194,24 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 	return n;
 }
 
+/* The interrupted context's stack: RIP, then the return addresses. */
 static int unw(void *ucv, uint64_t *buf, int *first)
 {
-	ucontext_t *uc = ucv;
-	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	int n, i;
+	unw_cursor_t cur;
+	unw_word_t ip;
+	int n = 0;
 
-	if (!unw_bt)
+	*first = 0;
+	if (!unw_init2)
 		return 0;
-	/* void * and uint64_t are the same 8 bytes on x86-64. */
 	probe_in_probe++;
-	n = unw_bt((void **)buf, PROBE_UNWIND_BUF);
-	probe_in_probe--;
-	/*
-	 * Our handler's frames come first, then the signal frame, whose IP is
-	 * the interrupted RIP: the first match is the start of the app's stack.
-	 */
-	for (i = 0; i < n; i++) {
-		if (buf[i] == rip) {
-			*first = i;
-			n -= i;
-			return n > (int)PROBE_MAX_FRAMES ? (int)PROBE_MAX_FRAMES : n;
-		}
+	if (unw_init2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) == 0) {
+		do {
+			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			buf[n++] = ip;
+		} while (n < (int)PROBE_MAX_FRAMES && unw_step_(&cur) > 0);
 	}
-	return 0;
+	probe_in_probe--;
+	return n;
 }

@@ -1,0 +1,56 @@
+/*
+ * cfi_learn.h - learning the frame rules libprobe's handler walks stacks
+ * with (preload/cfi.c), from the object files, for the arena's table.
+ *
+ * Contract:
+ *   - The handler notes in the arena's want[] the code addresses it has no
+ *     rule for.  cfi_learn() takes them, finds each one's object among the
+ *     process's MAPs (cfi_maps_add), reads that object's .eh_frame_hdr and
+ *     .eh_frame from its file (through /proc/PID/root when the process is
+ *     in another mount namespace; the build-id must match when the MAP
+ *     has one), runs the CIE's and FDE's CFA programs up to the address,
+ *     and publishes the rule (arena.h's protocol).  An address in no MAP
+ *     is left for later: its MAP may still be on the way.
+ *   - Nothing is published once rules_epoch moved (libprobe flushed the
+ *     table for a dlclose meanwhile).
+ *   - Files are untrusted: every read is bounded by the file's mapping.
+ *     Opened files stay mapped in a cache shared by all processes
+ *     (CFI_FILES_MAX of them, then the oldest is dropped).
+ */
+#ifndef PROBE_CFI_LEARN_H
+#define PROBE_CFI_LEARN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probe/arena.h"
+
+struct cfi_map {
+	uint64_t start, end, bias;
+	uint8_t build_id_len;
+	uint8_t build_id[PROBE_BUILD_ID_MAX];
+	char *path;
+};
+
+struct cfi_maps {
+	struct cfi_map *v;
+	size_t n, cap;
+};
+
+void cfi_maps_add(struct cfi_maps *m, uint64_t start, uint64_t end, uint64_t bias,
+		  const uint8_t *build_id, size_t build_id_len, const char *path);
+void cfi_maps_clear(struct cfi_maps *m);
+
+struct cfi_learner {
+	uint8_t victim[PROBE_RULE_SETS];        /* next way to replace */
+};
+
+/* Learn what a's want[] asks for; pid names the process (for /proc). */
+void cfi_learn(struct probe_arena *a, struct cfi_learner *l,
+	       const struct cfi_maps *maps, pid_t pid);
+/* The pure part, for tests: the rule at vaddr from an ELF image in memory. */
+uint64_t cfi_rule_in_image(const uint8_t *img, size_t size, uint64_t vaddr);
+void cfi_files_free(void);
+
+#endif
