@@ -42,12 +42,15 @@ UNIT_BIN  := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 DEMO_BIN  := $(BUILD)/demo
 BENCH_SENDER := $(BUILD)/bench_sender
 BENCH_SPIN   := $(BUILD)/bench_spin
+# scripts/bench --stdio, --threads-rss, --kill: what a thread of libprobe's
+# own costs the program (single-thread fast paths, memory, SIGKILL).
+BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill
 
 LIBPROBE := $(BUILD)/libprobe.so
 PROBE    := $(BUILD)/probe
 
 .PHONY: all deps run test check sanitize bench install clean
-all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN)
+all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
 
 deps:
 	@scripts/install-deps
@@ -84,6 +87,10 @@ $(BENCH_SENDER): scripts/bench_sender.c $(wildcard include/probe/*.h)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
 
 $(BENCH_SPIN): scripts/bench_spin.c tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/bench_%: scripts/bench_%.c tests/gt_work.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread
 
