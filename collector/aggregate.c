@@ -401,7 +401,6 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		unsigned r = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
 		(void)image_of(a, m->pid);
 		a->t.lost[r] = sat_add(a->t.lost[r], m->u.lost.count);
-		a->t.lost_total = sat_add(a->t.lost_total, m->u.lost.count);
 		break;
 	}
 	case PROBE_F_EXIT: {

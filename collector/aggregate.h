@@ -64,7 +64,6 @@ struct agg_count {
 struct agg_totals {
 	uint64_t samples, weight;
 	uint64_t lost[PROBE_LOST_REASON_MAX]; /* [0]: reasons we do not know */
-	uint64_t lost_total;
 	uint32_t processes;     /* distinct pids with a HELLO or any frame */
 	uint32_t threads;       /* distinct (pid, tid) named or sampled */
 	uint64_t t_min, t_max;  /* sample times (ns), t_min > t_max if none */

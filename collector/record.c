@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -43,6 +44,7 @@
 #include "events.h"
 #include "hashtab.h"
 #include "ingest.h"
+#include "lost.h"
 #include "recfile.h"
 #include "spawn.h"
 #include "usock.h"
@@ -88,9 +90,11 @@ struct recorder {
 	struct recfile out;
 	pid_t child;
 	int child_done, status, interrupted;
-	uint64_t t_start, t_exit;
+	int all_gone;           /* the command and every descendant have ended */
+	int said_waiting;
+	uint64_t t_start, t_exit, t_gone;
 	/* summary */
-	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX], lost_total;
+	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX];
 	struct id_ent *pids, *tids;
 	unsigned npids, ntids, nconnected;
 	struct proc_ent *procs;
@@ -215,6 +219,15 @@ static void on_opened(void *ctx, struct ingest_conn *c)
 	r->nconnected++;
 }
 
+/* --serve: a process has ended (maybe killed): its samples are on disk now. */
+static void on_closed(void *ctx, struct ingest_conn *c)
+{
+	struct recorder *r = ctx;
+	(void)c;
+	if (r->o->serve)
+		recfile_flush(&r->out);
+}
+
 /*
  * A HELLO for pid arrived on c: read every other connection of that pid to
  * its end first (the image before an exec, a connection the program
@@ -309,8 +322,8 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	case PROBE_F_LOST: {
 		unsigned why = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
 		r->lost[why] = sat_add(r->lost[why], m->u.lost.count);
-		r->lost_total = sat_add(r->lost_total, m->u.lost.count);
-		p->lost = sat_add(p->lost, m->u.lost.count);
+		if (why != PROBE_LOST_UNWIND)
+			p->lost = sat_add(p->lost, m->u.lost.count);
 		break;
 	}
 	case PROBE_F_EXIT:
@@ -329,11 +342,37 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
+/*
+ * We are the subreaper of everything the command starts: its orphans (a
+ * background `./app &` of a shell that exits) become our children, and
+ * the recording stays open until the last of them has ended, as perf
+ * follows inherited children.  Reap them all; the command's own status is
+ * the one we exit with.
+ */
 static void child_reap(struct recorder *r)
 {
-	if (!r->child_done && child_wait(r->child, &r->status)) {
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, WNOHANG)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			if (r->child_done && !r->all_gone) {
+				r->all_gone = 1;
+				r->t_gone = now_ns();
+			}
+			return;         /* ECHILD: nobody left */
+		}
+		if (p != r->child || r->child_done || !(WIFEXITED(st) || WIFSIGNALED(st)))
+			continue;
+		r->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 		r->child_done = 1;
 		r->t_exit = now_ns();
+	}
+	if (r->child_done && !r->said_waiting && !r->o->quiet) {
+		r->said_waiting = 1;
+		probe_err("the command exited; still recording the processes it left "
+			  "running (Ctrl-C stops)");
 	}
 }
 
@@ -371,22 +410,24 @@ static void run_loop(struct recorder *r)
 			recfile_flush(&r->out);
 			last_flush = now;
 		}
-		if (r->child_done) {
+		if (r->child_done && r->interrupted)
+			break;
+		if (r->all_gone) {
 			/* Connections still queued in the backlog count too. */
 			ingest_accept_all(&r->in);
-			if (r->in.nconns == 0 || r->interrupted)
+			if (r->in.nconns == 0)
 				break;
-			if (now_ns() >= r->t_exit + DRAIN_NS) {
+			if (now_ns() >= r->t_gone + DRAIN_NS) {
 				if (!r->o->quiet)
 					probe_warn("stopped waiting for %u process%s 2 s after the "
-						   "command exited; their last samples may be missing",
+						   "last one exited; their last samples may be missing",
 						   r->in.nconns, r->in.nconns == 1 ? "" : "es");
 				break;
 			}
 		}
 		int timeout = ingest_timeout(&r->in);
-		if (r->child_done) {
-			uint64_t t = now_ns(), end = r->t_exit + DRAIN_NS;
+		if (r->all_gone) {
+			uint64_t t = now_ns(), end = r->t_gone + DRAIN_NS;
 			int left = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
 			if (timeout < 0 || left < timeout)
 				timeout = left;
@@ -489,26 +530,11 @@ static void proc_summary(struct recorder *r)
 
 static void summary(struct recorder *r, int write_failed)
 {
-	double secs = (double)((r->child_done ? r->t_exit : now_ns()) - r->t_start) / 1e9;
+	double secs = (double)((r->all_gone ? r->t_gone : now_ns()) - r->t_start) / 1e9;
 	char size[32];
 	human_size(r->out.bytes, size, sizeof(size));
-	char *lost;
-	if (r->lost_total) {
-		char *s = xasprintf("%" PRIu64 " lost:", r->lost_total);
-		const char *sep = " ";
-		for (unsigned k = 0; k < PROBE_LOST_REASON_MAX; k++) {
-			if (!r->lost[k])
-				continue;
-			char *t = xasprintf("%s%s%" PRIu64 " %s", s, sep, r->lost[k],
-					    probe_lost_reason_name(k));
-			free(s);
-			s = t;
-			sep = ", ";
-		}
-		lost = s;
-	} else {
-		lost = xstrdup("0 lost");
-	}
+	char lost[512];
+	lost_text(r->lost, lost, sizeof(lost));
 	char *per = r->samples
 		? xasprintf(", %.1f bytes/sample", (double)r->sample_bytes / (double)r->samples)
 		: xstrdup("");
@@ -516,7 +542,6 @@ static void summary(struct recorder *r, int write_failed)
 		  "%s %s (%s%s)", r->samples, lost, r->npids, r->npids == 1 ? "" : "es",
 		  r->ntids, r->ntids == 1 ? "" : "s", secs,
 		  write_failed ? "FAILED to write" : "wrote", r->o->output, size, per);
-	free(lost);
 	free(per);
 	if (r->nconnected == 0)
 		probe_err("no process connected: is %s statically linked or setuid? "
@@ -638,7 +663,7 @@ static int serve(struct record_opts *o)
 	struct recorder r = { .o = o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .spare_fd = -1, .uid = geteuid(),
 				.what = "recorded", .ctx = &r, .frame = on_frame,
-				.note = on_note, .opened = on_opened };
+				.note = on_note, .opened = on_opened, .closed = on_closed };
 	int listening = 0;
 	socklen_t len = sizeof(listening);
 	if (getsockopt(SERVE_FD, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 ||
@@ -737,6 +762,8 @@ int cmd_record(int argc, char **argv)
 	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value };
 	env = child_environ(&cs);
 	r.t_start = now_ns();
+	/* The command's orphans become ours: see child_reap(). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	r.child = spawn(o.argv, env, &old, &rc);
 	if (r.child < 0) {
 		/* rc is 127 or 126; leave no empty recording behind. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lost.h"
 #include "util.h"
 #include "wire_decode.h"
 
@@ -64,21 +65,11 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (others)
 		fprintf(out, " (and %u other setting%s)", others, others > 1 ? "s" : "");
 	free(ev);
-	fprintf(out, "; %" PRIu64 " samples, %u process%s, %u thread%s; lost: %" PRIu64,
+	char lost[512];
+	lost_text(t->lost, lost, sizeof(lost));
+	fprintf(out, "; %" PRIu64 " samples, %u process%s, %u thread%s; %s\n",
 		t->samples, t->processes, t->processes == 1 ? "" : "es",
-		t->threads, t->threads == 1 ? "" : "s", t->lost_total);
-	if (t->lost_total) {
-		const char *sep = " (";
-		for (unsigned r = 0; r < PROBE_LOST_REASON_MAX; r++) {
-			if (!t->lost[r])
-				continue;
-			fprintf(out, "%s%" PRIu64 " %s", sep, t->lost[r],
-				probe_lost_reason_name(r));
-			sep = ", ";
-		}
-		fputc(')', out);
-	}
-	fputc('\n', out);
+		t->threads, t->threads == 1 ? "" : "s", lost);
 	if (t->samples && t->t_max > t->t_min)
 		fprintf(out, "# duration: %.2f s of samples%s\n",
 			(double)(t->t_max - t->t_min) / 1e9,

@@ -48,6 +48,7 @@
 #include "events.h"
 #include "hashtab.h"
 #include "ingest.h"
+#include "lost.h"
 #include "recfile.h"
 #include "resolve.h"
 #include "spawn.h"
@@ -169,7 +170,7 @@ struct top {
 	uint64_t t_start, t_exit;
 	struct pent *procs;
 	/* figures */
-	uint64_t samples, lost[PROBE_LOST_REASON_MAX], lost_total;
+	uint64_t samples, lost[PROBE_LOST_REASON_MAX];
 	uint64_t tick_samples, tick_lost[PROBE_LOST_REASON_MAX], last_tick;
 	double rate;
 	uint64_t int_lost[PROBE_LOST_REASON_MAX];
@@ -328,7 +329,6 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	case PROBE_F_LOST: {
 		unsigned why = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
 		t->lost[why] = sat_add(t->lost[why], m->u.lost.count);
-		t->lost_total = sat_add(t->lost_total, m->u.lost.count);
 		break;
 	}
 	case PROBE_F_EXIT:
@@ -856,22 +856,11 @@ static int header_lines(struct top *t, char **lines, int max)
 	if (n < max)
 		lines[n++] = xasprintf("processes: %u seen, %u connected: %s", nprocs, live,
 				       nprocs ? list : "(none yet)");
-	char lost[256];
-	size_t ll = 0;
-	lost[0] = 0;
-	for (unsigned r = 0; r < PROBE_LOST_REASON_MAX; r++) {
-		if (!t->lost[r])
-			continue;
-		int k = snprintf(lost + ll, sizeof(lost) - ll, "%s%" PRIu64 " %s",
-				 ll ? ", " : " (", t->lost[r], probe_lost_reason_name(r));
-		if (k > 0 && (size_t)k < sizeof(lost) - ll)
-			ll += (size_t)k;
-	}
-	if (ll && ll < sizeof(lost) - 1)
-		strcat(lost, ")");
+	char lost[512];
+	lost_text(t->lost, lost, sizeof(lost));
 	if (n < max)
-		lines[n++] = xasprintf("threads: %u; samples: %" PRIu64 " (%.0f/s); lost: %" PRIu64
-				       "%s", tot->threads, t->samples, t->rate, t->lost_total, lost);
+		lines[n++] = xasprintf("threads: %u; samples: %" PRIu64 " (%.0f/s); %s",
+				       tot->threads, t->samples, t->rate, lost);
 	uint64_t behind = t->int_lost[PROBE_LOST_KERNEL] + t->int_lost[PROBE_LOST_QUEUE] +
 			  t->int_lost[PROBE_LOST_SOCKET];
 	if (behind && n < max)

@@ -35,7 +35,7 @@ perl "$T/fake.pl" "$sock"
 ok $? "the fake program sent its frames"
 i=0
 while [ $i -lt 50 ] && ! grep -q '^# threads: .*lost: 507' "$T/out"; do sleep 0.1; i=$((i + 1)); done
-grep -q '^# threads: .*lost: 507 (7 kernel throttling, 500 thread queue full)$' "$T/out"
+grep -q '^# threads: .*lost: 507 (7 kernel throttling, 500 collector behind (thread.s ring full))$' "$T/out"
 ok $? "header: lost by reason"
 grep -q '^# !! falling behind: 500 samples lost in the last interval' "$T/out"
 ok $? "a falling-behind line"
