@@ -409,6 +409,7 @@ void ingest_accept_all(struct ingest *in)
 		}
 		struct ingest_conn *c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
+		c->seq = ++in->accepted;
 		c->pid = pid;
 		c->arena_fd = -1;
 		c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

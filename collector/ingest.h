@@ -75,6 +75,7 @@ struct arena_reader;
 
 struct ingest_conn {
 	int fd;
+	uint64_t seq;           /* order of acceptance */
 	pid_t pid;              /* the peer's, from SO_PEERCRED */
 	uint32_t wire_pid;      /* the pid it names itself by (its namespace) */
 	int hello;              /* its first frame (a HELLO) arrived */
@@ -96,6 +97,7 @@ struct ingest {
 	struct probe_scratch sc;
 	struct ingest_conn *conns, *dead;
 	unsigned nconns, narenas;
+	uint64_t accepted;
 	uint64_t last_poll;
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,

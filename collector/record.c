@@ -229,9 +229,10 @@ static void on_closed(void *ctx, struct ingest_conn *c)
 }
 
 /*
- * A HELLO for pid arrived on c: read every other connection of that pid to
+ * A HELLO for pid arrived on c: read every older connection of that pid to
  * its end first (the image before an exec, a connection the program
- * closed), so that their frames are saved before the new image's.
+ * closed), so that their frames are saved before the new image's.  Only
+ * older ones: a newer one is the image after this one.
  */
 static void drain_others(struct recorder *r, struct ingest_conn *c)
 {
@@ -242,7 +243,7 @@ static void drain_others(struct recorder *r, struct ingest_conn *c)
 		return;
 	r->draining = 1;
 	for (struct ingest_conn *o = r->in.conns; o && n < 64; o = o->next)
-		if (o != c && o->pid == c->pid && !o->dead)
+		if (o != c && o->pid == c->pid && !o->dead && o->seq < c->seq)
 			olds[n++] = o;
 	/* Closed ones stay allocated until ingest_free_dead, after this batch. */
 	for (unsigned i = 0; i < n; i++) {

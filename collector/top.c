@@ -1507,7 +1507,7 @@ static int socket_live(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return 0;
 	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	int live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;

@@ -20,16 +20,17 @@ while [ $i -lt 100 ] && ! [ -S "$sock" ]; do sleep 0.1; i=$((i + 1)); done
 cat >"$T/fake.pl" <<'PL'
 use strict; use IO::Socket::UNIX;
 my ($path, $mode) = @ARGV;
-my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $path) or die "connect: $!";
+my $s = IO::Socket::UNIX->new(Type => SOCK_SEQPACKET, Peer => $path) or die "connect: $!";
 sub frame { my ($type, $body) = @_; pack("VvvV", 12 + length($body), $type, 0, $$) . $body }
 sub str { pack("v", length($_[0])) . $_[0] }
 my $hello = pack("VVVQ<CQ<Q<", 1, getppid(), 1, 0, 1, 999, 1) .
 	str("cpu-clock") . str("/usr/bin/fakeprog") . str("fakeprog") . pack("v", 0);
-print $s frame(1, $hello);
-if (($mode // "") eq "bad") { print $s pack("VvvV", 5, 4, 0, $$); sleep 1; exit 0 }
-print $s frame(5, pack("VVQ<", 0, 3, 500));
-print $s frame(5, pack("VVQ<", 0, 2, 7));
-$s->flush; sleep 2;
+# One record per send: SOCK_SEQPACKET, as libprobe.
+$s->send(frame(1, $hello));
+if (($mode // "") eq "bad") { $s->send(pack("VvvV", 5, 4, 0, $$)); sleep 1; exit 0 }
+$s->send(frame(5, pack("VVQ<", 0, 3, 500)));
+$s->send(frame(5, pack("VVQ<", 0, 2, 7)));
+sleep 2;
 PL
 perl "$T/fake.pl" "$sock"
 ok $? "the fake program sent its frames"
