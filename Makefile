@@ -49,6 +49,17 @@ BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill
 LIBPROBE := $(BUILD)/libprobe.so
 PROBE    := $(BUILD)/probe
 
+# Without the Debian packages, say which command installs them rather than
+# fail in the compiler (make run, make test and make deps install them).
+HAVE_DEPS := $(if $(wildcard /usr/include/uthash.h),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind 2>/dev/null && echo yes))
+
+ifeq ($(HAVE_DEPS),)
+ifeq ($(filter deps run test check sanitize bench clean,$(MAKECMDGOALS)),)
+$(shell scripts/install-deps --check >&2)
+$(error missing build dependencies: run 'make deps' as root (scripts/install-deps))
+endif
+endif
+
 .PHONY: all deps run test check sanitize bench install clean
 all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
 

@@ -454,39 +454,52 @@ static void read_build_id(struct image *im, const Elf64_Phdr *ph)
 	}
 }
 
+/* Program header i, copied out: a damaged file may misalign them. */
+static Elf64_Phdr phdr(const uint8_t *img, const Elf64_Ehdr *eh, unsigned i)
+{
+	Elf64_Phdr ph;
+	memcpy(&ph, img + eh->e_phoff + (size_t)i * sizeof(ph), sizeof(ph));
+	return ph;
+}
+
 /* 0 when img is a 64-bit x86-64 ELF file with an .eh_frame_hdr we can use. */
 static int image_open(struct image *im, const uint8_t *img, size_t size)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
-	const Elf64_Phdr *ehf = NULL;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ehf = { .p_type = PT_NULL };
 	memset(im, 0, sizeof(*im));
 	im->p = img;
 	im->size = size;
-	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh->e_machine != EM_X86_64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    eh->e_phoff > size || eh->e_phnum > (size - eh->e_phoff) / sizeof(Elf64_Phdr))
+	if (size < sizeof(eh))
 		return -1;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_offset > size || ph[i].p_filesz > size - ph[i].p_offset)
+	memcpy(&eh, img, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64 || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh.e_phoff > size || eh.e_phnum > (size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph = phdr(img, &eh, i);
+		if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
 			continue;
-		if (ph[i].p_type == PT_GNU_EH_FRAME)
-			ehf = &ph[i];
-		else if (ph[i].p_type == PT_NOTE)
-			read_build_id(im, &ph[i]);
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			ehf = ph;
+		else if (ph.p_type == PT_NOTE)
+			read_build_id(im, &ph);
 	}
-	if (!ehf)
+	if (ehf.p_type != PT_GNU_EH_FRAME)
 		return -1;
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ehf->p_vaddr >= ph[i].p_vaddr &&
-		    ehf->p_vaddr - ph[i].p_vaddr < ph[i].p_filesz) {
-			int64_t delta = (int64_t)(ph[i].p_vaddr - ph[i].p_offset);
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph = phdr(img, &eh, i);
+		if (ph.p_type == PT_LOAD && ehf.p_vaddr >= ph.p_vaddr &&
+		    ehf.p_vaddr - ph.p_vaddr < ph.p_filesz) {
+			int64_t delta = (int64_t)(ph.p_vaddr - ph.p_offset);
 			im->adj = (int64_t)(uintptr_t)img - delta;
-			im->hdr = img + ehf->p_offset;
-			im->hend = im->hdr + ehf->p_filesz;
+			im->hdr = img + ehf.p_offset;
+			im->hend = im->hdr + ehf.p_filesz;
 			return 0;
 		}
+	}
 	return -1;
 }
 

@@ -1,0 +1,6 @@
+#!/bin/sh
+# The collector's frame-rule learner on a real program and on damaged
+# copies of it (tests/test_cfi.c).
+. "$(dirname "$0")/lib.sh"
+f=$(nm "$GT/gt_recurse" | awk '$3 == "descend" || $3 == "bottom" || $3 == "main" { printf "%s ", $1 }')
+exec "$GT/test_cfi" "$GT/gt_recurse" $f
