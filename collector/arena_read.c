@@ -345,11 +345,12 @@ static void read_slot(struct ingest *in, struct ingest_conn *c,
 	}
 }
 
-void arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
+unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
 {
 	struct arena_reader *ar = c->ar;
+	unsigned asked = 0;
 	if (!ar)
-		return;
+		return 0;
 	struct probe_arena *a = ar->a;
 	uint32_t used = __atomic_load_n(&a->slots_used, __ATOMIC_ACQUIRE);
 	uint64_t now = now_ns();
@@ -359,11 +360,12 @@ void arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int
 		used = PROBE_ARENA_SLOTS;
 	/* Rules first: the sooner they are there, the fewer stacks libunwind walks. */
 	if (!final)
-		cfi_learn(a, &ar->learn, &c->maps, c->pid);
+		asked = cfi_learn(a, &ar->learn, &c->maps, c->pid);
 	if (check_name)
 		ar->name_check = now;
 	for (unsigned i = 0; i < used && !c->dead; i++)
 		read_slot(in, c, ar, i, until_ns, check_name);
 	if (!c->dead)
 		send_lost(in, c, 0, a->lost, a->lost_taken);
+	return asked;
 }

@@ -28,7 +28,8 @@ struct ingest_conn;
 struct arena_reader;
 
 struct arena_reader *arena_attach(int fd, char *err, size_t errlen);
-void arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final);
+/* Returns how many frame rules the handlers asked for (cfi_learn.h). */
+unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final);
 void arena_detach(struct arena_reader *ar);
 
 #endif

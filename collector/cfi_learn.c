@@ -705,16 +705,18 @@ static void publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 }
 
-void cfi_learn(struct probe_arena *a, struct cfi_learner *l,
-	       const struct cfi_maps *maps, pid_t pid)
+unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
+		   const struct cfi_maps *maps, pid_t pid)
 {
+	unsigned asked = 0;
 	if (!__atomic_exchange_n(&a->want_pending, 0, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
 	uint64_t epoch = __atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < PROBE_ARENA_WANT; i++) {
 		uint64_t key = __atomic_exchange_n(&a->want[i], 0, __ATOMIC_RELAXED);
 		if (!key)
 			continue;
+		asked++;
 		const struct cfi_map *m = map_of(maps, key);
 		if (!m)
 			continue;       /* its MAP may come later: asked again then */
@@ -722,7 +724,8 @@ void cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 		uint64_t rule = im ? image_rule(im, key - m->bias)
 				   : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 		if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != epoch)
-			return;         /* flushed (dlclose) meanwhile */
+			return asked;   /* flushed (dlclose) meanwhile */
 		publish(a, l, key, rule);
 	}
+	return asked;
 }

@@ -46,8 +46,9 @@ struct cfi_learner {
 	uint8_t victim[PROBE_RULE_SETS];        /* next way to replace */
 };
 
-/* Learn what a's want[] asks for; pid names the process (for /proc). */
-void cfi_learn(struct probe_arena *a, struct cfi_learner *l,
+/* Learn what a's want[] asks for; pid names the process (for /proc).
+ * Returns how many addresses were asked for. */
+unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 	       const struct cfi_maps *maps, pid_t pid);
 /* The pure part, for tests: the rule at vaddr from an ELF image in memory. */
 uint64_t cfi_rule_in_image(const uint8_t *img, size_t size, uint64_t vaddr);

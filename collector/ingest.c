@@ -358,17 +358,20 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 
 void ingest_poll(struct ingest *in)
 {
+	unsigned asked = 0;
 	in->last_poll = now_ns();
 	for (struct ingest_conn *c = in->conns; c; c = c->next)
 		if (c->ar && !c->dead)
-			arena_read(in, c, UINT64_MAX, 0);
+			asked += arena_read(in, c, UINT64_MAX, 0);
+	in->learning = asked > 0;
 }
 
 int ingest_timeout(struct ingest *in)
 {
 	if (!in->narenas)
 		return -1;
-	uint64_t due = in->last_poll + INGEST_POLL_MS * 1000000ull, now = now_ns();
+	uint64_t ms = in->learning ? INGEST_POLL_LEARN_MS : INGEST_POLL_MS;
+	uint64_t due = in->last_poll + ms * 1000000ull, now = now_ns();
 	return now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
 }
 

@@ -68,8 +68,13 @@ enum ingest_note {
 	INGEST_ARENA,           /* an arena that cannot be read */
 };
 
-/* How often arenas are read (ms), while any is attached. */
+/*
+ * How often arenas are read (ms), while any is attached; every ms while
+ * handlers ask for frame rules (until then libunwind walks their stacks,
+ * at about 0.5 us a frame).
+ */
 #define INGEST_POLL_MS 10
+#define INGEST_POLL_LEARN_MS 1
 
 struct arena_reader;
 
@@ -99,6 +104,7 @@ struct ingest {
 	unsigned nconns, narenas;
 	uint64_t accepted;
 	uint64_t last_poll;
+	int learning;           /* rules were asked for at the last poll */
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		      const uint8_t *f, size_t len);
