@@ -7,7 +7,7 @@
  *   - start (constructor, fork child, a new connection): HELLO with the
  *     arena, then the MAPs of every loaded object;
  *   - dlopen/dlclose (loader.c), pthread_create and the exit path: SYNC and
- *     the MAPs of objects loaded since.  SYNC carries the time: the
+ *     the MAPs of objects loaded since (and a look at our handler).  SYNC carries the time: the
  *     collector reads the arena's records taken before it first, so that
  *     samples in an unloaded object are never named after what a later
  *     dlopen put at the same address.  Objects loaded behind our back
@@ -119,9 +119,16 @@ int probe_announce_start(void)
 	return 0;
 }
 
-/* Normal context: a new connection starts over; else new objects' MAPs. */
+/*
+ * Normal context (dlopen, dlclose, pthread_create, exit): a new connection
+ * starts over; else new objects' MAPs.  And our handler is checked: one
+ * replaced by a raw rt_sigaction is put back (the program's stays its
+ * view), and said at exit.
+ */
 void probe_announce_maps(void)
 {
+	if (probe_handler_taken_over())
+		__atomic_store_n(&probe_handler_replaced, 1, __ATOMIC_RELAXED);
 	probe_conn_check();
 	if (probe_conn_restarted()) {
 		probe_announce_start();
