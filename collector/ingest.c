@@ -157,6 +157,14 @@ static int process_alive(int pidfd)
  * The socket ended.  If the process lives on with an arena and said no
  * EXIT, keep reading the arena until it ends (ingest.h); else close.
  */
+/* to (a new connection of from's process) reads from's arena; from goes. */
+static void hand_over(struct ingest *in, struct ingest_conn *from, struct ingest_conn *to)
+{
+	to->ar = from->ar;
+	from->ar = NULL;
+	ingest_close(in, from, 0);
+}
+
 static void conn_ended(struct ingest *in, struct ingest_conn *c)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
@@ -166,11 +174,7 @@ static void conn_ended(struct ingest *in, struct ingest_conn *c)
 			n = o;
 	if (n && c->ar && !n->ar && n->arena_fd < 0) {
 		/* Its new connection came first, without the arena: hand it over. */
-		n->ar = c->ar;
-		c->ar = NULL;
-		in->narenas--;
-		ingest_close(in, c, 1);
-		in->narenas++;
+		hand_over(in, c, n);
 		return;
 	}
 	/* A new image of that pid (exec) has begun: this one is over. */
@@ -201,11 +205,7 @@ static void attach_arena(struct ingest *in, struct ingest_conn *c)
 	struct ingest_conn *o = orphan_of(in, c);
 	if (o && c->arena_fd < 0 && !c->ar) {
 		/* Its descriptor was lost with the socket: the same arena. */
-		c->ar = o->ar;
-		o->ar = NULL;
-		in->narenas--;
-		ingest_close(in, o, 0);
-		in->narenas++;
+		hand_over(in, o, c);
 		return;
 	}
 	if (o)

@@ -401,6 +401,31 @@ static void on_signal(struct recorder *r)
 
 /* ---- the loop ------------------------------------------------------- */
 
+/*
+ * One epoll batch: the connections that are ready are read (one closed on
+ * the way is marked dead, not touched again, freed after the batch), new
+ * ones accepted, and the arenas read when due.  1 if the signalfd is ready.
+ */
+static int dispatch(struct recorder *r, const struct epoll_event *evs, int n)
+{
+	int sig = 0, lis = 0;
+	for (int i = 0; i < n; i++) {
+		void *p = evs[i].data.ptr;
+		if (p == &tag_listen)
+			lis = 1;
+		else if (p == &tag_signal)
+			sig = 1;
+		else if (!((struct ingest_conn *)p)->dead)
+			ingest_read(&r->in, p);
+	}
+	ingest_free_dead(&r->in);
+	if (lis)
+		ingest_accept_all(&r->in);
+	if (ingest_timeout(&r->in) == 0)
+		ingest_poll(&r->in);
+	return sig;
+}
+
 static void run_loop(struct recorder *r)
 {
 	struct epoll_event evs[64];
@@ -440,30 +465,8 @@ static void run_loop(struct recorder *r)
 			probe_err("epoll_wait: %s", strerror(errno));
 			break;
 		}
-		/* Connections first: a closed one must not be touched again. */
-		int sig = 0, lis = 0;
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_listen)
-				lis = 1;
-			else if (p == &tag_signal)
-				sig = 1;
-		}
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_listen || p == &tag_signal)
-				continue;
-			struct ingest_conn *c = p;
-			if (!c->dead)
-				ingest_read(&r->in, c);
-		}
-		ingest_free_dead(&r->in);
-		if (lis)
-			ingest_accept_all(&r->in);
-		if (sig)
+		if (dispatch(r, evs, n))
 			on_signal(r);
-		if (ingest_timeout(&r->in) == 0)
-			ingest_poll(&r->in);
 	}
 }
 
@@ -636,22 +639,7 @@ static void serve_loop(struct recorder *r)
 		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0 && errno != EINTR)
 			break;
-		int lis = 0;
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_listen) {
-				lis = 1;
-				continue;
-			}
-			struct ingest_conn *c = p;
-			if (!c->dead)
-				ingest_read(&r->in, c);
-		}
-		ingest_free_dead(&r->in);
-		if (lis)
-			ingest_accept_all(&r->in);
-		if (ingest_timeout(&r->in) == 0)
-			ingest_poll(&r->in);
+		dispatch(r, evs, n > 0 ? n : 0);
 		if (r->in.nconns) {
 			idle_since = now_ns();
 			limit = IDLE_NS;

@@ -144,40 +144,30 @@ void probe_slot_done(int slot, const char *name)
 
 /* ---- SIGNAL CONTEXT ------------------------------------------------------ */
 
-static size_t put_uv(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-
-	do {
-		uint8_t c = v & 0x7f;
-
-		v >>= 7;
-		p[n++] = (uint8_t)(c | (v ? 0x80 : 0));
-	} while (v);
-	return n;
-}
-
 int probe_slot_push(int slot, uint64_t time, uint64_t weight,
 		    const uint64_t *frames, uint32_t n)
 {
 	struct probe_arena *a = probe_arena;
 	uint8_t rec[PROBE_REC_MAX];
 	uint64_t prev = 0, head, tail;
-	size_t len = 2;
+	struct probe_wbuf w;
 	struct probe_slot *s;
+	size_t len;
 
 	if (!a || slot < 0 || n == 0 || n > PROBE_MAX_FRAMES)
 		return -1;
 	s = &a->slots[slot];
-	len += put_uv(rec + len, time);
-	len += put_uv(rec + len, weight);
-	len += put_uv(rec + len, n);
+	/* The wire's encoding (PROBE_REC_MAX is room for the worst case). */
+	probe_wbuf_init(&w, rec, sizeof rec);
+	probe_put_u16(&w, 0);
+	probe_put_uv(&w, time);
+	probe_put_uv(&w, weight);
+	probe_put_uv(&w, n);
 	for (uint32_t i = 0; i < n; i++) {
-		int64_t d = (int64_t)(frames[i] - prev);
-
-		len += put_uv(rec + len, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		probe_put_sv(&w, (int64_t)(frames[i] - prev));
 		prev = frames[i];
 	}
+	len = w.len;
 	rec[0] = (uint8_t)len;
 	rec[1] = (uint8_t)(len >> 8);
 	head = s->head;                 /* ours alone */
