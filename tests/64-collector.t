@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fault.sh"
 n=0
-for u in $USERS; do n=$((n + 11)); done
+for u in $USERS; do n=$((n + 12)); done
 plan $n
 
 now() { date +%s.%N; }
@@ -110,6 +110,8 @@ for u in $USERS; do
 	r=$?
 	[ "$a" -gt 200 ] && [ $r -eq 0 ]
 	ok $? "stalled ($u): what fitted arrived ($a samples of leaf_five), the rest was counted: $(grep '^probe: [0-9]* samples of' "$T/err")"
+	grep -q '^probe: [0-9]* samples (lost: [1-9][0-9]* ([0-9]* collector behind' "$T/err"
+	ok $? "stalled ($u): the recording counts them as lost: $(grep '^probe: [0-9]* samples (' "$T/err")"
 	[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/err"
 done
 done_testing
