@@ -308,8 +308,11 @@ static int spawn_collector(const char *probe, int lfd, const char *file)
 		errno = r;
 		return -1;
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while ((r = (int)waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
+	/* SIGCHLD ignored (inherited SIG_IGN): reaped for us, status unknown. */
+	if (r < 0 && errno == ECHILD)
+		st = 0;
 	if (sigismember(&cur, SIGCHLD) == 1 && !chld_was_pending) {
 		sigset_t chld;
 		struct timespec zero = { 0, 0 };
@@ -405,20 +408,25 @@ int probe_conn_open(void)
  */
 static void lost_descriptor(void)
 {
+	static int busy;
 	int fd = -1, err = 0;
 
+	/* Another thread is at it: this send is dropped, as with a full socket. */
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	/* The old number is the program's now: forget it, never close it. */
 	probe_fd_disown(conn_fd);
-	conn_fd = -1;
 	while (fd < 0 && ++reopens <= REOPEN_MAX)
 		fd = connect_socket(conn_path, &err);
 	if (fd < 0) {
 		broken = 1;
 		trouble = "the program closed probe's connection to the collector, "
 			  "and it could not be opened again";
-		return;
+	} else {
+		adopt(fd);
+		restarted = 1;
 	}
-	adopt(fd);
-	restarted = 1;
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }
 
 static int wait_out(int ms)
@@ -475,7 +483,7 @@ int probe_conn_send_fd(const void *p, size_t n, int pass_fd)
 			probe_conn_dropped++;
 			return -1;
 		}
-		if (r < 0 && errno == ENOTSOCK) {
+		if (r < 0 && (errno == ENOTSOCK || errno == EBADF)) {
 			lost_descriptor();
 			probe_conn_dropped++;
 			return -1;
