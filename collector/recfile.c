@@ -14,12 +14,31 @@
 
 #define RECFILE_BUF (1u << 20)
 
+/* What lstat found at the path, for a message. */
+static const char *kind_of(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) || S_ISBLK(m) ? "a device" :
+	       S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/*
+ * What is at path now (a file, a symbolic link: whatever it points to, and
+ * whoever made it) goes aside to path.old, as perf does; a device, FIFO,
+ * socket or directory is refused.  The new file is created with O_EXCL and
+ * O_NOFOLLOW: nothing planted at the path between the two is written
+ * through.
+ */
 int recfile_open(struct recfile *f, const char *path)
 {
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	struct stat st;
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			probe_err("%s is %s, not a file a recording can go to; give -o a "
+				  "file name", path, kind_of(st.st_mode));
+			return -1;
+		}
 		char *old = xasprintf("%s.old", path);
 		if (rename(path, old) < 0) {
 			probe_err("cannot rename %s to %s: %s", path, old, strerror(errno));
@@ -28,9 +47,12 @@ int recfile_open(struct recfile *f, const char *path)
 		}
 		free(old);
 	}
-	f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+		     0600);
 	if (f->fd < 0) {
-		probe_err("cannot create %s: %s", path, strerror(errno));
+		probe_err("cannot create %s: %s%s", path, strerror(errno),
+			  errno == EEXIST || errno == ELOOP ?
+			  " (something was put there meanwhile; not written through)" : "");
 		return -1;
 	}
 	f->path = xstrdup(path);

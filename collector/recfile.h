@@ -3,9 +3,11 @@
  * header, then frames exactly as they arrived.
  *
  * Contract:
- *   - recfile_open() renames an existing non-empty regular file at path to
- *     path.old (as perf does), creates path (mode 0600: a recording holds the
- *     command line) and buffers the header; -1 after one message.
+ *   - recfile_open() renames whatever file or symbolic link is at path to
+ *     path.old (as perf does; never following the link), refuses a device,
+ *     FIFO, socket or directory, creates path with O_EXCL | O_NOFOLLOW (mode
+ *     0600: a recording holds the command line) and buffers the header; -1
+ *     after one message.
  *   - recfile_write() buffers; the first write error is kept, reported once
  *     by recfile_close(), and later writes are dropped.
  *   - recfile_close() flushes and closes; 0, or -1 after a message.
