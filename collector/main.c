@@ -12,6 +12,7 @@
 #include "record.h"
 #include "report.h"
 #include "top.h"
+#include "spawn.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -32,6 +33,12 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/*
+	 * A file size limit (ulimit -f) must be a write error we report, not
+	 * SIGXFSZ killing us with the program's status and the summary lost.
+	 * The command gets the disposition it would have had (spawn.c).
+	 */
+	spawn_ignore_xfsz();
 	if (argc < 2) {
 		probe_err("no command given: use probe record, probe report or probe top; "
 			  "try 'probe --help'");

@@ -79,6 +79,7 @@ static void write_all(struct recfile *f, const uint8_t *p, size_t n)
 		}
 		p += r;
 		n -= (size_t)r;
+		f->written += (uint64_t)r;
 	}
 }
 
@@ -121,7 +122,14 @@ int recfile_close(struct recfile *f)
 	free(f->buf);
 	f->buf = NULL;
 	int rc = 0;
-	if (f->err) {
+	/* What the summary reports: what is in the file, not what was meant to be. */
+	f->bytes = f->written;
+	if (f->err == EFBIG) {
+		probe_err("writing %s stopped at the file size limit (ulimit -f) after %llu "
+			  "bytes; the recording holds what was written before (raise the "
+			  "limit, or lower -F)", f->path, (unsigned long long)f->written);
+		rc = -1;
+	} else if (f->err) {
 		probe_err("writing %s failed: %s; the recording is incomplete",
 			  f->path, strerror(f->err));
 		rc = -1;

@@ -10,7 +10,9 @@
  *     after one message.
  *   - recfile_write() buffers; the first write error is kept, reported once
  *     by recfile_close(), and later writes are dropped.
- *   - recfile_close() flushes and closes; 0, or -1 after a message.
+ *   - recfile_close() flushes and closes; 0, or -1 after a message (the file
+ *     size limit, ulimit -f, is said as such: the collector ignores
+ *     SIGXFSZ).
  */
 #ifndef PROBE_RECFILE_H
 #define PROBE_RECFILE_H
@@ -23,7 +25,9 @@ struct recfile {
 	char *path;
 	uint8_t *buf;
 	size_t len, cap;
-	uint64_t bytes;         /* accepted so far, header included */
+	uint64_t bytes;         /* accepted so far, header included; after
+				   recfile_close, what the file holds */
+	uint64_t written;       /* bytes that reached the file */
 	int err;                /* errno of the first failed write, or 0 */
 	int regular;            /* path is a regular file (not /dev/null...) */
 };

@@ -2,6 +2,7 @@
 #include "spawn.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -117,6 +118,17 @@ void free_environ(char **env)
 	free(env);
 }
 
+static struct sigaction xfsz_was;
+static int xfsz_saved;
+
+void spawn_ignore_xfsz(void)
+{
+	struct sigaction ign;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	xfsz_saved = sigaction(SIGXFSZ, &ign, &xfsz_was) == 0;
+}
+
 pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status)
 {
 	int pfd[2];
@@ -135,6 +147,8 @@ pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *s
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		if (xfsz_saved)
+			sigaction(SIGXFSZ, &xfsz_was, NULL);
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		execvpe(argv[0], argv, envp);
 		int e = errno;

@@ -33,4 +33,11 @@ char **child_environ(const struct child_settings *s);
 void free_environ(char **env);
 pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status);
 
+/*
+ * Ignore SIGXFSZ in the collector (a write past ulimit -f then fails with
+ * EFBIG instead of killing it); spawn() gives the command the disposition
+ * the collector was started with.
+ */
+void spawn_ignore_xfsz(void);
+
 #endif

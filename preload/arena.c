@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,38 @@ int probe_arena_fd_ok(void)
 	return probe_arena_fd;
 }
 
+/*
+ * The memfd's size.  A file size limit (ulimit -f) below it would make
+ * ftruncate raise SIGXFSZ, whose default action kills the program: the soft
+ * limit is lifted to the hard one for the call (constructor or fork child:
+ * the program's own threads are not running here), or we give up first.
+ */
+static int size_arena(int fd)
+{
+	struct rlimit rl, up;
+	int raised = 0, r;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < PROBE_ARENA_SIZE) {
+		up.rlim_cur = up.rlim_max = rl.rlim_max;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < PROBE_ARENA_SIZE) {
+			errno = EFBIG;
+			return -1;
+		}
+		if (setrlimit(RLIMIT_FSIZE, &up) < 0)
+			return -1;
+		raised = 1;
+	}
+	r = ftruncate(fd, (off_t)PROBE_ARENA_SIZE);
+	if (raised) {
+		int e = errno;
+
+		setrlimit(RLIMIT_FSIZE, &rl);
+		errno = e;
+	}
+	return r;
+}
+
 int probe_arena_create(void)
 {
 	struct probe_arena *a;
@@ -56,10 +89,11 @@ int probe_arena_create(void)
 			  "(memfd_create: %s); not profiling", strerror(errno));
 		return -1;
 	}
-	if (ftruncate(fd, (off_t)PROBE_ARENA_SIZE) < 0 ||
+	if (size_arena(fd) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		probe_msg("cannot size the memory shared with the collector (%s); "
-			  "not profiling", strerror(errno));
+		probe_msg("cannot size the memory shared with the collector (%s%s); "
+			  "not profiling", strerror(errno), errno == EFBIG ?
+			  ": the hard file size limit, ulimit -Hf, is below it" : "");
 		probe_sys_close(fd);
 		return -1;
 	}

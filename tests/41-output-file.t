@@ -3,9 +3,11 @@
 # symbolic link (planted by another user in a shared directory) goes aside
 # to FILE.old with what it points to untouched; a FIFO or a device is
 # refused at once (opening a FIFO would hang, a device is not a recording);
-# the command does not run then.
+# the command does not run then.  A file size limit (ulimit -f) is a write
+# error said as such: the collector is not killed by SIGXFSZ, keeps what
+# was written and the summary, and the program runs as it would.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 14
 
 D=$T/out
 mkdir -m 0777 "$D"
@@ -42,4 +44,26 @@ mkdir "$D/dir.probe"
 "$PROBE" record -q -o "$D/dir.probe" -- true 2>"$T/err"
 [ $? -eq 1 ] && grep -q "is a directory" "$T/err"
 ok $? "a directory at -o is refused"
+# ulimit -f: soft only (the program's libprobe may lift it for its own
+# shared memory), then soft and hard (it cannot: it says so, no profile).
+"$GT/gt_leaf" 200 >"$T/bare.out"
+sh -c "ulimit -S -f 16; exec '$PROBE' record -F 4999 -o '$D/fz.probe' -- '$GT/gt_leaf' 200" \
+	>"$T/stdout" 2>"$T/err"
+st=$?
+is "$st" 1 "ulimit -f: probe record exits 1 for the failed write (the program exited 0), not 153 (SIGXFSZ)"
+grep -q "^probe: writing .*fz.probe stopped at the file size limit (ulimit -f)" "$T/err" &&
+	grep -q '^probe:   pid .* gt_leaf: .*exit 0' "$T/err"
+ok $? "ulimit -f: one line says so, and the summary is there"
+cmp -s "$T/bare.out" "$T/stdout"
+ok $? "ulimit -f: the program's output is whole"
+"$PROBE" report "$D/fz.probe" >"$T/rep" 2>&1
+grep -q 'leaf_five' "$T/rep"
+ok $? "ulimit -f: what was written is a readable recording"
+sh -c "ulimit -f 16; exec '$PROBE' record -o '$D/fz2.probe' -- '$GT/gt_leaf' 200" \
+	>"$T/stdout" 2>"$T/err"
+st=$?
+[ "$st" -eq 0 ] && cmp -s "$T/bare.out" "$T/stdout" &&
+	grep -q "^probe: cannot size the memory shared with the collector .*ulimit -Hf" "$T/err"
+ok $? "hard ulimit -f below probe's shared memory: the program runs as bare (exit $st), and libprobe says why it is not profiled"
+[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/err"
 done_testing
