@@ -155,6 +155,11 @@ struct errpipe {
 };
 
 struct top {
+	/*
+	 * Where plain-text snapshots go off a terminal: stdout, or stderr when
+	 * a command runs: its stdout is its own (probe top -- xz -c in >out).
+	 */
+	FILE *snap;
 	const struct top_opts *o;
 	int sfd;
 	struct ingest in;       /* the connections (ingest.h); in.ep is the loop's */
@@ -237,7 +242,8 @@ void top_usage(FILE *out)
 		"thread/process), f focus the selected thread or process, F clear focus,\n"
 		"/ filter by name, Enter or c call tree of the selected function,\n"
 		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
-		"Not on a terminal, a plain-text snapshot is printed every interval.\n",
+		"Not on a terminal, a plain-text snapshot is printed every interval: on\n"
+		"stdout, or on stderr when probe top runs a command (its stdout is its own).\n",
 		event_list(), PROBE_DEFAULT_FREQ);
 }
 
@@ -1347,7 +1353,7 @@ static void tick(struct top *t)
 	if (t->tty)
 		draw(t);
 	else
-		print_snapshot(t, stdout);
+		print_snapshot(t, t->snap);
 }
 
 static void run_loop(struct top *t)
@@ -1549,6 +1555,7 @@ int cmd_top(int argc, char **argv)
 				.what = "watched", .ctx = &t, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	t.snap = o.argv ? stderr : stdout;
 	char *lib = NULL, *dir = NULL;
 	char **env = NULL;
 	int curses = 0;
@@ -1691,7 +1698,7 @@ int cmd_top(int argc, char **argv)
 		t.t_exit = now_ns();
 		take_snapshot(&t);
 		recompute(&t);
-		print_snapshot(&t, stdout);
+		print_snapshot(&t, t.snap);
 	}
 	ingest_close_all(&t.in);
 	rc = o.argv ? t.status : 0;

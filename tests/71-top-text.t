@@ -1,11 +1,16 @@
 #!/bin/sh
 # probe top with its output not on a terminal: plain-text snapshots every
-# interval, a final one when the program exits, its exit status, -o, usage.
+# interval (on stderr when it runs a command: the program's stdout stays
+# the program's), a final one when the program exits, its exit status, -o,
+# usage.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 12
 
-"$PROBE" top -d 0.5 --exit -o "$T/top.probe" -- "$GT/gt_leaf" 600 >"$T/out" 2>"$T/err"
+"$PROBE" top -d 0.5 --exit -o "$T/top.probe" -- "$GT/gt_leaf" 600 >"$T/stdout" 2>"$T/out"
 is "$?" 0 "exits with the program's status (0)"
+"$GT/gt_leaf" 600 >"$T/bare"
+cmp -s "$T/bare" "$T/stdout"
+ok $? "the program's stdout is its own: nothing of probe top's in it"
 n=$(grep -c '^# probe top: [0-9][0-9]:[0-9][0-9]:[0-9][0-9], ' "$T/out")
 [ "$n" -ge 2 ]
 ok $? "a snapshot every interval ($n)"
@@ -30,6 +35,11 @@ ok $? "the saved recording has leaf_five at 50 % ($v)"
 
 "$PROBE" top -d 0.5 -n 2 --exit -- "$GT/gt_leaf" 100 3 >"$T/out2" 2>&1
 is "$?" 3 "exits with the program's status (3)"
+# A compressor writing to stdout: its output must stay a valid stream.
+head -c 3000000 /dev/urandom >"$T/in"
+"$PROBE" top -d 0.2 --exit -- xz -c "$T/in" >"$T/in.xz" 2>/dev/null &&
+	xz -t "$T/in.xz" 2>/dev/null && xz -dc "$T/in.xz" | cmp -s - "$T/in"
+ok $? "probe top -- xz -c in > out.xz: out.xz is the compressed input, whole"
 n=$(awk '/^# probe top:/ { r = 0; next } /^ *Self%/ { s = 1; next } /%/ && s { r++ } /^$/ { if (r > m) m = r; s = 0 } END { print m + 0 }' "$T/out2")
 is "$n" 2 "-n 2: two rows per snapshot"
 
