@@ -77,7 +77,8 @@ struct proc_ent {               /* one process, for the summary */
 	uint64_t samples, weight, lost;
 	unsigned threads;
 	int exited;             /* an EXIT frame came */
-	int32_t status;
+	int reaped;             /* we waited for it (ours, or an orphan) */
+	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
 	UT_hash_handle hh;
@@ -343,6 +344,17 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
+/* How a process we waited for ended, for one whose EXIT never came. */
+static void reaped(struct recorder *r, uint32_t pid, int st)
+{
+	struct proc_ent *p;
+	HASH_FIND(hh, r->procs, &pid, sizeof(pid), p);
+	if (!p || p->exited)
+		return;
+	p->reaped = 1;
+	p->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
 /*
  * We are the subreaper of everything the command starts: its orphans (a
  * background `./app &` of a shell that exits) become our children, and
@@ -364,7 +376,10 @@ static void child_reap(struct recorder *r)
 			}
 			return;         /* ECHILD: nobody left */
 		}
-		if (p != r->child || r->child_done || !(WIFEXITED(st) || WIFSIGNALED(st)))
+		if (!(WIFEXITED(st) || WIFSIGNALED(st)))
+			continue;
+		reaped(r, (uint32_t)p, st);
+		if (p != r->child || r->child_done)
 			continue;
 		r->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 		r->child_done = 1;
@@ -475,19 +490,24 @@ static int by_pid(struct proc_ent *a, struct proc_ent *b)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-/* How a process ended, from its EXIT frame. */
+/*
+ * How a process ended: from its EXIT frame, else from wait() when it was
+ * ours to wait for (the command, or an orphan of it); else unknown.
+ */
 static void ended(const struct proc_ent *p, char *buf, size_t n)
 {
-	if (!p->exited)
-		snprintf(buf, n, "no exit record (killed by SIGKILL, or it exec'd "
-			 "something probe cannot follow)");
+	const char *how = p->reaped ? " (it sent no exit record: that status is "
+				      "from wait)" : "";
+	if (!p->exited && !p->reaped)
+		snprintf(buf, n, "ended with no exit record (killed by SIGKILL, or it "
+			 "exec'd something probe cannot follow, or its record was lost)");
 	else if (p->status < 0)
 		snprintf(buf, n, "exited");
 	else if (p->status > 128 && p->status < 128 + 65) {
 		const char *abbrev = sigabbrev_np(p->status - 128);
-		snprintf(buf, n, "killed by SIG%s", abbrev ? abbrev : "?");
+		snprintf(buf, n, "killed by SIG%s%s", abbrev ? abbrev : "?", how);
 	} else
-		snprintf(buf, n, "exit %d", (int)p->status);
+		snprintf(buf, n, "exit %d%s", (int)p->status, how);
 }
 
 #define PROC_LINES_MAX 30

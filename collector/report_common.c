@@ -16,7 +16,12 @@ void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
 	c->opts = o;
 	c->agg = a;
 	c->res = r;
-	c->by_samples = t->weight == 0;
+	/*
+	 * Weights are untrusted and add up saturating: a total that reached
+	 * UINT64_MAX is no total, and shares of it would not add up to 100 %.
+	 */
+	c->by_samples = t->weight == 0 || t->weight == UINT64_MAX;
+	c->weight_saturated = t->weight == UINT64_MAX;
 	c->total = c->by_samples ? t->samples : t->weight;
 }
 
@@ -73,7 +78,11 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (t->samples && t->t_max > t->t_min)
 		fprintf(out, "# duration: %.2f s of samples%s\n",
 			(double)(t->t_max - t->t_min) / 1e9,
-			c->by_samples ? "; samples carry no weight, so shares are of samples" : "");
+			c->by_samples && !c->weight_saturated ?
+			"; samples carry no weight, so shares are of samples" : "");
+	if (c->weight_saturated)
+		fprintf(out, "# the samples' weights add up past 2^64 (a damaged or forged "
+			"recording?), so shares are of samples\n");
 	fprintf(out, "#\n");
 }
 

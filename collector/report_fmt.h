@@ -38,7 +38,8 @@ struct report_ctx {
 	const struct report_opts *opts;
 	const struct agg *agg;
 	struct resolver *res;
-	int by_samples;         /* all weights 0: percentages of samples */
+	int by_samples;         /* all weights 0 (or saturated): percentages of samples */
+	int weight_saturated;   /* the weights' total reached UINT64_MAX */
 	uint64_t total;         /* total weight (or samples) */
 };
 

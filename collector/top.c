@@ -415,7 +415,8 @@ static void take_snapshot(struct top *t)
 {
 	agg_finish(t->agg);
 	const struct agg_totals *tot = agg_totals(t->agg);
-	int by_samples = tot->weight == 0;
+	/* A saturated total is no total (weights are untrusted): count samples. */
+	int by_samples = tot->weight == 0 || tot->weight == UINT64_MAX;
 	size_t n = agg_ncounts(t->agg);
 	const struct agg_count *k = agg_counts(t->agg);
 	free(t->cvec);

@@ -117,6 +117,11 @@ size_t probe_stream_pending(const struct probe_stream *s)
 
 int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX])
 {
+	if (n >= 8 && (memcmp(p, "PERFILE2", 8) == 0 || memcmp(p, "PERFFILE", 8) == 0)) {
+		seterr(err, "a recording of perf's (perf record), not of probe's: open "
+		       "it with perf report");
+		return -1;
+	}
 	if (n < PROBE_FILE_HDR || memcmp(p, PROBE_FILE_MAGIC, 8) != 0) {
 		seterr(err, "not a probe recording (no '%s' header)",
 		       PROBE_FILE_MAGIC);

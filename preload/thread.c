@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -289,7 +290,10 @@ int probe_thread_open_first(struct probe_thread *t)
 		snprintf(name, sizeof name, "%s", probe_cfg.event_name);
 		probe_config_fallback_cpu_clock();
 		probe_msg("event '%s' is not supported on this machine (%s); "
-			  "falling back to cpu-clock", name, strerror(-r));
+			  "falling back to cpu-clock", name,
+			  r == -ENOENT || r == -EOPNOTSUPP ?
+			  "the CPU or hypervisor exposes no such counter, as in most "
+			  "VMs" : "the kernel has no such event");
 		r = source_open(t, t->tid, &step);
 	}
 	if (probe_mode == PROBE_MODE_PERF && strcmp(step, "perf_event_open") == 0 &&
@@ -442,17 +446,40 @@ static int blocks_our_signal(pid_t tid)
 	return (blk >> (probe_cfg.signo - 1)) & 1;
 }
 
+/*
+ * A thread whose ring holds what its handler never took, and that has our
+ * signal blocked, twice 5 ms apart with nothing taken meanwhile: a fork or
+ * posix_spawn in progress blocks every signal for a moment, and must not
+ * be taken for a thread blocking ours behind our back.
+ */
 unsigned probe_threads_stuck(void)
 {
 	unsigned n = __atomic_load_n(&probe_stuck_ended, __ATOMIC_RELAXED);
+	struct { pid_t tid; uint64_t tail; } c[64];
+	unsigned nc = 0;
+	struct timespec wait = { 0, 5 * 1000 * 1000 };
 	uint64_t tail;
 
 	if (pthread_mutex_trylock(&probe_reg_lock) != 0)
-		return 0;
-	for (struct probe_thread *t = probe_threads; t; t = t->next)
+		return n;
+	for (struct probe_thread *t = probe_threads; t && nc < 64; t = t->next)
 		if (t != probe_self && !t->closed && probe_ring_pending(t, &tail) &&
-		    blocks_our_signal(t->tid))
-			n++;
+		    blocks_our_signal(t->tid)) {
+			c[nc].tid = t->tid;
+			c[nc++].tail = tail;
+		}
+	pthread_mutex_unlock(&probe_reg_lock);
+	if (!nc)
+		return n;
+	nanosleep(&wait, NULL);
+	if (pthread_mutex_trylock(&probe_reg_lock) != 0)
+		return n;
+	for (struct probe_thread *t = probe_threads; t; t = t->next)
+		for (unsigned i = 0; i < nc; i++)
+			if (t->tid == c[i].tid && !t->closed &&
+			    probe_ring_pending(t, &tail) && tail == c[i].tail &&
+			    blocks_our_signal(t->tid))
+				n++;
 	pthread_mutex_unlock(&probe_reg_lock);
 	return n;
 }

@@ -39,7 +39,7 @@ for u in $USERS; do
 	a=$(samples_of "$T/rep" spin_kill)
 	[ "$a" -ge "$KILL_WANT" ]
 	ok $? "SIGKILL ($u): $a samples of 1498 expected kept (want >= $KILL_WANT)"
-	grep -q "^probe:   pid .* gt_self: .* no exit record (killed by SIGKILL" "$T/err"
+	grep -q "^probe:   pid .* gt_self: .* killed by SIGKILL (it sent no exit record" "$T/err"
 	ok $? "SIGKILL ($u): the summary says how it ended"
 
 	rm -rf "$T/k-$u"
