@@ -10,7 +10,7 @@
 . "$(dirname "$0")/fault.sh"
 MODES="exit:exit_3 _exit:exit_4 _Exit:exit_5 return:exit_6 pthread_exit:exit_0
 handler:exit_7 handler_exit:exit_8 segv:killed_by_SIGSEGV abort:killed_by_SIGABRT
-term:killed_by_SIGTERM kill:no_exit_record"
+term:killed_by_SIGTERM kill:killed_by_SIGKILL"
 n=0
 for u in $USERS; do n=$((n + 33)); done
 plan $n
