@@ -2,7 +2,8 @@
 # probe report rejects what is not a good recording with one clear
 # "probe:" line and a non-zero exit, and never crashes.
 . "$(dirname "$0")/lib.sh"
-plan 13
+. "$(dirname "$0")/fault.sh"
+plan 17
 
 # check NAME FILE: exit 1, one probe: line, not killed by a signal
 check() {
@@ -34,5 +35,27 @@ head -c $((size - 7)) "$T/good.probe" >"$T/trunc.probe"
 is "$?" 0 "truncated recording: still reported"
 grep -q '^probe: .*trunc' "$T/err"; ok $? "truncated recording: warned ($(head -n1 "$T/err"))"
 grep -q leaf_five "$T/out"; ok $? "truncated recording: samples before the cut are shown"
+
+# Damage in the middle: overwritten bytes, or a short write (a full disk)
+# followed by later appends.  Read as a log: skip to the next frame that
+# decodes, say so once, report the rest.
+"$PROBE" record -q -o "$T/big.probe" -- "$GT/gt_leaf" 300 >/dev/null 2>&1
+"$PROBE" report "$T/big.probe" >"$T/out" 2>/dev/null
+all=$(samples_of "$T/out" leaf_five)
+size=$(stat -c %s "$T/big.probe")
+half=$((size / 2))
+# (12 bytes of 0xff: no varint is that long, so the frame cannot decode.)
+{ head -c $half "$T/big.probe"; printf '\377\377\377\377\377\377\377\377\377\377\377\377'
+  tail -c +$((half + 13)) "$T/big.probe"; } >"$T/flip.probe"
+{ head -c $((size / 3)) "$T/big.probe"; tail -c +$((size / 3 + 38)) "$T/big.probe"; } >"$T/short.probe"
+for d in flip short; do
+	"$PROBE" report "$T/$d.probe" >"$T/out" 2>"$T/err"
+	st=$?
+	a=$(samples_of "$T/out" leaf_five)
+	[ "$st" -eq 0 ] && [ "$a" -ge $((all * 9 / 10)) ]
+	ok $? "$d: reported anyway (exit $st), $a of $all samples of leaf_five"
+	grep -q "^probe: warning: .*$d.probe: 1 damaged part of the recording (.* bytes in all, the first at byte [0-9]*) could not be read; skipped" "$T/err"
+	ok $? "$d: one line says what was skipped: $(head -n1 "$T/err")"
+done
 [ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/out" | head
 done_testing
