@@ -59,7 +59,7 @@ struct cu_scopes {
 
 struct symobj {
 	UT_hash_handle hh;
-	unsigned char *key;     /* path, NUL, build-id length, build-id */
+	unsigned char *key;     /* its identity (symcache_get) */
 	size_t keylen;
 	struct sym *syms;
 	uint64_t *maxend;       /* maxend[i] = max(end of syms[0..i]) */
@@ -717,19 +717,11 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 	free(p);
 }
 
-struct symobj *symcache_get(struct symcache *c, const char *path,
-			    const uint8_t *build_id, size_t build_id_len)
+/* The cached object under key, or a new one loaded from path. */
+static struct symobj *get_keyed(struct symcache *c, unsigned char *key, size_t kl,
+				const char *path, const uint8_t *build_id,
+				size_t build_id_len)
 {
-	if (build_id_len > 255)
-		build_id_len = 255;
-	size_t pl = strlen(path);
-	size_t kl = pl + 2 + build_id_len;
-	unsigned char *key = xmalloc(kl);
-	memcpy(key, path, pl);
-	key[pl] = 0;
-	key[pl + 1] = (unsigned char)build_id_len;
-	if (build_id_len)
-		memcpy(key + pl + 2, build_id, build_id_len);
 	struct symobj *o;
 	HASH_FIND(hh, c->objs, key, kl, o);
 	if (o) {
@@ -744,6 +736,48 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 	finish_table(o);
 	HASH_ADD_KEYPTR(hh, c->objs, o->key, o->keylen, o);
 	return o;
+}
+
+/*
+ * One object per file, not per name: a library named a thousand ways
+ * (/usr/lib/./x.so, symbolic links...) is read once.  Its identity is its
+ * build-id, or without one its device and inode; the name only when it
+ * cannot be looked at.  A build-id whose first name gave no names (its file
+ * is gone or changed) is tried again under each other name, by that name.
+ */
+struct symobj *symcache_get(struct symcache *c, const char *path,
+			    const uint8_t *build_id, size_t build_id_len)
+{
+	struct stat st;
+	if (build_id_len > 255)
+		build_id_len = 255;
+	if (build_id_len) {
+		unsigned char *key = xmalloc(2 + build_id_len);
+		key[0] = 'B';
+		key[1] = (unsigned char)build_id_len;
+		memcpy(key + 2, build_id, build_id_len);
+		struct symobj *o = get_keyed(c, key, 2 + build_id_len, path, build_id,
+					     build_id_len);
+		if (!(o->sources & SYMSRC_MISMATCH))
+			return o;
+	} else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		unsigned char *key = xmalloc(1 + sizeof(st.st_dev) + sizeof(st.st_ino));
+		key[0] = 'I';
+		memcpy(key + 1, &st.st_dev, sizeof(st.st_dev));
+		memcpy(key + 1 + sizeof(st.st_dev), &st.st_ino, sizeof(st.st_ino));
+		return get_keyed(c, key, 1 + sizeof(st.st_dev) + sizeof(st.st_ino), path,
+				 build_id, build_id_len);
+	}
+	size_t pl = strlen(path);
+	size_t kl = 1 + pl + 2 + build_id_len;
+	unsigned char *key = xmalloc(kl);
+	key[0] = 'P';
+	memcpy(key + 1, path, pl);
+	key[1 + pl] = 0;
+	key[1 + pl + 1] = (unsigned char)build_id_len;
+	if (build_id_len)
+		memcpy(key + 1 + pl + 2, build_id, build_id_len);
+	return get_keyed(c, key, kl, path, build_id, build_id_len);
 }
 
 /* How far back to look past symbols that start below vaddr but end before. */
