@@ -53,6 +53,10 @@ struct agg_image {
 	struct agg_map *maps;   /* sorted by start after agg_finish */
 	uint64_t *maxend;       /* maxend[i] = max(end of maps[0..i]) */
 	size_t nmaps, maps_cap;
+	size_t nsorted;         /* maps[0..nsorted) sorted, with maxend; the
+				   rest in the order they came */
+	struct agg_map *spare;  /* merge_tail's other buffer */
+	size_t spare_cap;
 	uint32_t gen;           /* current generation (MAPs that overlapped) */
 };
 
