@@ -70,6 +70,7 @@ struct symobj {
 	size_t cur_left;
 	uint32_t next_idx;
 	unsigned sources;       /* SYMSRC_* bits */
+	const char *loading;    /* the path being loaded, for messages */
 	/* DWARF: opened on first use from dw_path (the file or its debug file). */
 	char *dw_path;
 	int dw_tried, dw_fd;
@@ -182,6 +183,13 @@ static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *
 }
 
 /* Function symbols of every section of this type; returns how many. */
+/*
+ * The largest symbol table we read: 1 GiB, 44 million symbols (libxul's has
+ * under a million).  A larger one is a forged or damaged file (a sparse
+ * .symtab of 384 GiB took 72 s and 22 GB before libelf crashed on it).
+ */
+#define SYMTAB_MAX (1ull << 30)
+
 static size_t read_syms(struct symobj *o, Elf *e, unsigned type)
 {
 	size_t before = o->nsyms;
@@ -193,6 +201,13 @@ static size_t read_syms(struct symobj *o, Elf *e, unsigned type)
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 			continue;
+		if (sh.sh_size > SYMTAB_MAX) {
+			probe_warn("%s: its %s is %llu bytes, more than any real one (a "
+				   "damaged or forged file?); not read", o->loading ?
+				   o->loading : "an object", type == SHT_SYMTAB ? ".symtab" :
+				   ".dynsym", (unsigned long long)sh.sh_size);
+			continue;
+		}
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
 			continue;
@@ -668,6 +683,7 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 {
 	if (!c->elf_ready)
 		return;
+	o->loading = path;
 	if (strcmp(path, "[vdso]") == 0) {
 		load_vdso(o, bid, bidlen);
 		return;
@@ -733,6 +749,7 @@ static struct symobj *get_keyed(struct symcache *c, unsigned char *key, size_t k
 	o->keylen = kl;
 	o->dw_fd = -1;
 	load(c, o, path, build_id, build_id_len);
+	o->loading = NULL;
 	finish_table(o);
 	HASH_ADD_KEYPTR(hh, c->objs, o->key, o->keylen, o);
 	return o;
@@ -912,6 +929,22 @@ static unsigned die_udata(Dwarf_Die *d, unsigned at)
 }
 
 #define SCOPE_MAX 64
+/*
+ * Namespaces and classes nest this deep at most before we stop looking
+ * inside (real code: a handful; a file nesting 100,000 overflowed the
+ * stack, 20,000 took seconds).
+ */
+#define NEST_MAX 64
+
+/* Said once per process: debug info nested past NEST_MAX. */
+static void too_deep(const char *path)
+{
+	static int said;
+	if (!said++)
+		probe_warn("%s: its debug info nests namespaces or classes more than %d "
+			   "deep; what is deeper is not looked into for inline frames",
+			   path ? path : "an object", NEST_MAX);
+}
 
 /*
  * The chain of subprogram and inlined-subroutine DIEs containing vaddr,
@@ -921,7 +954,7 @@ static unsigned die_udata(Dwarf_Die *d, unsigned at)
  * step left off (0, 0 from a compile unit).  Returns the chain's length.
  */
 static int scope_walk(Dwarf_Die *from, uint64_t vaddr, Dwarf_Die *chain, int n, int max,
-		      int depth)
+		      int depth, int nest)
 {
 	Dwarf_Die parent = *from, child;
 	while (depth++ < 256 && dwarf_child(&parent, &child) == 0) {
@@ -949,13 +982,12 @@ static int scope_walk(Dwarf_Die *from, uint64_t vaddr, Dwarf_Die *chain, int n, 
 			case DW_TAG_union_type:
 				/* No addresses of their own: look inside only while
 				 * nothing with addresses matched yet. */
-				if (n == 0 && dwarf_haschildren(&child) == 1) {
-					Dwarf_Die sub[SCOPE_MAX];
-					int k = scope_walk(&child, vaddr, sub, 0, max, 0);
-					if (k > 0) {
-						memcpy(chain, sub, (size_t)k * sizeof(*sub));
+				if (n == 0 && nest < NEST_MAX &&
+				    dwarf_haschildren(&child) == 1) {
+					/* Nothing is written to chain unless it matches. */
+					int k = scope_walk(&child, vaddr, chain, 0, max, 0, nest + 1);
+					if (k > 0)
 						return k;
-					}
 				}
 				break;
 			default:
@@ -974,7 +1006,8 @@ static int scope_walk(Dwarf_Die *from, uint64_t vaddr, Dwarf_Die *chain, int n, 
  * order it tests them: parent's children, and inside namespaces and classes
  * (not inside what has addresses: it only goes into what matched).
  */
-static void scopes_collect(struct cu_scopes *s, Dwarf_Die *parent, uint32_t *order)
+static void scopes_collect(struct cu_scopes *s, Dwarf_Die *parent, uint32_t *order,
+			   int nest, const char *path)
 {
 	Dwarf_Die child;
 	if (dwarf_child(parent, &child) != 0)
@@ -1007,8 +1040,10 @@ static void scopes_collect(struct cu_scopes *s, Dwarf_Die *parent, uint32_t *ord
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			if (dwarf_haschildren(&child) == 1)
-				scopes_collect(s, &child, order);
+			if (nest >= NEST_MAX)
+				too_deep(path);
+			else if (dwarf_haschildren(&child) == 1)
+				scopes_collect(s, &child, order, nest + 1, path);
 			break;
 		default:
 			break;
@@ -1024,11 +1059,11 @@ static int cmp_scope(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static void scopes_build(struct cu_scopes *s, Dwarf_Die *cudie)
+static void scopes_build(struct cu_scopes *s, Dwarf_Die *cudie, const char *path)
 {
 	uint32_t order = 0;
 	s->built = 1;
-	scopes_collect(s, cudie, &order);
+	scopes_collect(s, cudie, &order, 0, path);
 	if (!s->n)
 		return;
 	qsort(s->ents, s->n, sizeof(*s->ents), cmp_scope);
@@ -1052,7 +1087,7 @@ static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwa
 {
 	struct cu_scopes *s = &o->units[r->unit];
 	if (!s->built)
-		scopes_build(s, &r->cu);
+		scopes_build(s, &r->cu, o->dw_path);
 	size_t i = interval_upper(s->ents, s->n, sizeof(s->ents[0]),
 				  offsetof(struct scope_ent, lo), vaddr);
 	const struct scope_ent *best = NULL;
@@ -1060,16 +1095,16 @@ static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwa
 		if (s->maxend[i] <= vaddr)
 			break;
 		if (steps >= SCOPE_OVERLAP_MAX)
-			return scope_walk(&r->cu, vaddr, chain, 0, max, 0);
+			return scope_walk(&r->cu, vaddr, chain, 0, max, 0, 0);
 		if (vaddr < s->ents[i].hi && (!best || s->ents[i].order < best->order))
 			best = &s->ents[i];
 	}
 	if (!best)
 		return 0;
 	if (best->block || max < 1)
-		return scope_walk(&r->cu, vaddr, chain, 0, max, 0);
+		return scope_walk(&r->cu, vaddr, chain, 0, max, 0, 0);
 	chain[0] = best->die;
-	return scope_walk(&chain[0], vaddr, chain, 1, max, 1);
+	return scope_walk(&chain[0], vaddr, chain, 1, max, 1, 0);
 }
 
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max)
