@@ -5,6 +5,8 @@
 #   make test       the same set-up, then the whole suite through prove
 #   make sanitize   build and test under -fsanitize=address,undefined
 #   make bench      scripts/bench
+#   make fuzz       libFuzzer (clang) on the report path and the symbolizer,
+#                   FUZZ_SECONDS (600) each
 #   make install PREFIX=/usr/local DESTDIR=
 
 BUILD   ?= build
@@ -54,13 +56,13 @@ PROBE    := $(BUILD)/probe
 HAVE_DEPS := $(if $(wildcard /usr/include/uthash.h),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
-ifeq ($(filter deps run test check sanitize bench clean,$(MAKECMDGOALS)),)
+ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)
 $(shell scripts/install-deps --check >&2)
 $(error missing build dependencies: run 'make deps' as root (scripts/install-deps))
 endif
 endif
 
-.PHONY: all deps run test check sanitize bench install clean
+.PHONY: all deps run test check sanitize bench fuzz install clean
 all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
 
 deps:
@@ -173,10 +175,30 @@ bench:
 	@$(MAKE) --no-print-directory all
 	scripts/bench
 
+# Fuzzing: every collector module but main.c, instrumented, with one target
+# a harness (fuzz/); seed corpora of real recordings and objects.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -Iinclude -Icollector -D_GNU_SOURCE $(DW_CFLAGS)
+FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC))
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard collector/*.h include/probe/*.h)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) -lncursesw -lm
+
+fuzz: deps
+	@$(MAKE) --no-print-directory all $(FUZZ_BUILD)/fuzz_report $(FUZZ_BUILD)/fuzz_elf
+	scripts/fuzz-corpus $(BUILD) $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/fuzz_report -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(FUZZ_BUILD)/corpus/report
+	$(FUZZ_BUILD)/fuzz_elf -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(FUZZ_BUILD)/corpus/elf
+
 install: $(LIBPROBE) $(PROBE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/probe
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
 	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
