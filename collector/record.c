@@ -78,6 +78,8 @@ struct proc_ent {               /* one process, for the summary */
 	unsigned threads;
 	int exited;             /* an EXIT frame came */
 	int reaped;             /* we waited for it (ours, or an orphan) */
+	unsigned unprof;        /* it exec'd something not profiled: why */
+	char *unprof_path;
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
@@ -99,6 +101,7 @@ struct recorder {
 	struct id_ent *pids, *tids;
 	unsigned npids, ntids, nconnected;
 	struct proc_ent *procs;
+	unsigned nunprof;       /* processes that exec'd something unprofiled */
 	int draining;           /* reading old connections before a HELLO */
 };
 
@@ -189,6 +192,7 @@ static void procs_free(struct recorder *r)
 		HASH_DEL(r->procs, p);
 		free(p->ran);
 		free(p->before);
+		free(p->unprof_path);
 		free(p);
 	}
 }
@@ -328,6 +332,12 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 			p->lost = sat_add(p->lost, m->u.lost.count);
 		break;
 	}
+	case PROBE_F_UNPROFILED:
+		p->unprof = m->u.unprof.reason;
+		free(p->unprof_path);
+		p->unprof_path = printable_dup(m->u.unprof.path);
+		r->nunprof++;
+		break;
 	case PROBE_F_EXIT:
 		p->exited = 1;
 		p->status = m->u.exit.status;
@@ -540,6 +550,9 @@ static void proc_summary(struct recorder *r)
 			  p->ran ? p->ran : "?", p->before ? " [exec'd from " : "",
 			  p->before ? p->before : "", p->before ? "]" : "", p->samples, p->threads,
 			  p->threads == 1 ? "" : "s", end);
+		if (p->unprof)
+			probe_err("  pid %" PRIu32 " then ran %s, not profiled: %s", p->pid,
+				  p->unprof_path, probe_unprof_reason_name(p->unprof));
 	}
 	if (tsamples && tweight) {
 		double hz = (double)tsamples / ((double)tweight / 1e9);
@@ -570,6 +583,11 @@ static void summary(struct recorder *r, int write_failed)
 	if (r->nconnected == 0)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
+	if (r->nunprof)
+		probe_err("%u program%s ran without being profiled (below): %s",
+			  r->nunprof, r->nunprof == 1 ? "" : "s",
+			  r->nunprof == 1 ? "it is missing from the recording" :
+			  "they are missing from the recording");
 	proc_summary(r);
 }
 

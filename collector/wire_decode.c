@@ -243,11 +243,28 @@ const char *probe_frame_type_name(unsigned type)
 		[PROBE_F_HELLO] = "HELLO", [PROBE_F_MAP] = "MAP",
 		[PROBE_F_THREAD] = "THREAD", [PROBE_F_SAMPLES] = "SAMPLES",
 		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
-		[PROBE_F_SYNC] = "SYNC",
+		[PROBE_F_SYNC] = "SYNC", [PROBE_F_UNPROFILED] = "UNPROFILED",
 	};
 	if (type > 0 && type < PROBE_F_TYPE_MAX)
 		return names[type];
 	return "unknown";
+}
+
+const char *probe_unprof_reason_name(unsigned reason)
+{
+	static const char *names[] = {
+		[PROBE_UNPROF_STATIC] = "it is statically linked, and LD_PRELOAD "
+			"reaches only dynamically linked programs",
+		[PROBE_UNPROF_SECURE] = "it is setuid or setgid, and the loader "
+			"ignores LD_PRELOAD for it",
+		[PROBE_UNPROF_NOPRELOAD] = "its environment has no LD_PRELOAD of "
+			"libprobe.so",
+		[PROBE_UNPROF_OTHERUSER] = "it runs as another user, and the "
+			"collector takes connections from its own user only",
+	};
+	if (reason > 0 && reason < PROBE_UNPROF_REASON_MAX)
+		return names[reason];
+	return "for a reason this probe does not know";
 }
 
 const char *probe_lost_reason_name(unsigned reason)
@@ -459,6 +476,10 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		break;
 	case PROBE_F_SYNC:
 		m->u.sync.time_ns = rd_le(&r, 8);
+		break;
+	case PROBE_F_UNPROFILED:
+		m->u.unprof.reason = (uint32_t)rd_le(&r, 4);
+		m->u.unprof.path = rd_str(&r, sc);
 		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */

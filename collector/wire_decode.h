@@ -98,6 +98,10 @@ struct probe_msg {
 		struct {
 			uint64_t time_ns;
 		} sync;
+		struct {
+			uint32_t reason;
+			const char *path;
+		} unprof;
 	} u;
 };
 
@@ -148,5 +152,6 @@ uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out);
 /* "HELLO", "MAP", ... or "type N" (static or thread-unsafe buffer). */
 const char *probe_frame_type_name(unsigned type);
 const char *probe_lost_reason_name(unsigned reason);
+const char *probe_unprof_reason_name(unsigned reason);
 
 #endif /* PROBE_WIRE_DECODE_H */

@@ -67,6 +67,7 @@
 #define SUN_MAX ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
 
 static int conn_fd = -1;
+static uid_t conn_uid;                  /* our euid when we connected */
 static dev_t conn_dev;
 static ino_t conn_ino;
 static char conn_path[SUN_MAX + 1];
@@ -150,7 +151,13 @@ static void adopt(int fd)
 	}
 	probe_fd_own(fd);
 	conn_fd = fd;
+	conn_uid = geteuid();
 	broken = 0;
+}
+
+uid_t probe_conn_uid(void)
+{
+	return conn_uid;
 }
 
 static int still_ours(void)

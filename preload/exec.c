@@ -27,11 +27,15 @@
  * system() exec in such a child, internally.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +65,117 @@ static int ours(int sig, const siginfo_t *si)
 		return si->si_value.sival_ptr == (void *)probe_self;
 	return probe_signal_from_event(sig, si);
 }
+
+/* ---- what the new image will not be (async-signal-safe) --------------- */
+
+/* Does envp preload libprobe.so? */
+static int preloads_us(char *const envp[])
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i], "libprobe"))
+			return 1;
+	return 0;
+}
+
+/* Why the file at dirfd/path will not be profiled, or 0 (or not known). */
+static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
+{
+	unsigned char b[4096];
+	struct stat st;
+	Elf64_Ehdr eh;
+	ssize_t n;
+	unsigned why = 0;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return 0;               /* the exec will say */
+	n = read(fd, b, sizeof b);
+	if (fstat(fd, &st) < 0 || n < (ssize_t)sizeof eh || memcmp(b, ELFMAG, SELFMAG) ||
+	    b[EI_CLASS] != ELFCLASS64) {
+		probe_sys_close(fd);
+		return 0;               /* a script: its interpreter is what runs */
+	}
+	memcpy(&eh, b, sizeof eh);
+	if ((st.st_mode & S_ISUID && st.st_uid != geteuid()) ||
+	    (st.st_mode & S_ISGID && st.st_gid != getegid()))
+		why = PROBE_UNPROF_SECURE;
+	else if (!preloads_us(envp))
+		why = PROBE_UNPROF_NOPRELOAD;
+	else if (probe_conn_uid() != geteuid())
+		why = PROBE_UNPROF_OTHERUSER;
+	else if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phoff < (uint64_t)n &&
+		 eh.e_phnum <= ((uint64_t)n - eh.e_phoff) / sizeof(Elf64_Phdr)) {
+		int interp = 0;
+
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			memcpy(&ph, b + eh.e_phoff + i * sizeof ph, sizeof ph);
+			interp |= ph.p_type == PT_INTERP;
+		}
+		if (!interp)
+			why = PROBE_UNPROF_STATIC;
+	}
+	probe_sys_close(fd);
+	return why;
+}
+
+/*
+ * Tell the collector that what this process is about to exec will not be
+ * profiled, and why: otherwise it would be missing without a word.
+ */
+static void say_unprofiled(int dirfd, const char *path, char *const envp[])
+{
+	uint8_t f[PROBE_FRAME_HDR + 8 + PATH_MAX];
+	struct probe_wbuf w;
+	unsigned why;
+	size_t at;
+
+	if (!probe_active || !probe_is_ours() || !path)
+		return;
+	why = unprofiled_why(dirfd, path, envp);
+	if (!why)
+		return;
+	probe_wbuf_init(&w, f, sizeof f);
+	at = probe_frame_begin(&w, PROBE_F_UNPROFILED, probe_proc.pid);
+	probe_put_u32(&w, why);
+	probe_put_str(&w, path);
+	probe_frame_end(&w, at);
+	if (w.ok)
+		probe_conn_send(w.p, w.len);
+}
+
+/* execvp's search, for say_unprofiled: the file it would run. */
+static void say_unprofiled_path(const char *file, char *const envp[])
+{
+	const char *p = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!file || !*file)
+		return;
+	if (strchr(file, '/') || !p) {
+		say_unprofiled(AT_FDCWD, file, envp);
+		return;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		if (n + 1 + strlen(file) < sizeof buf) {
+			memcpy(buf, p, n);
+			buf[n] = 0;
+			if (n == 0)
+				buf[0] = '.', buf[1] = 0, n = 1;
+			buf[n] = '/';
+			strcpy(buf + n + 1, file);
+			if (access(buf, X_OK) == 0) {
+				say_unprofiled(AT_FDCWD, buf, envp);
+				return;
+			}
+		}
+		p += n + (p[n] == ':');
+	}
+}
+
+extern char **environ;
 
 static void before_exec(struct exec_state *st)
 {
@@ -138,6 +253,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	say_unprofiled(AT_FDCWD, path, envp);
 	before_exec(&st);
 	fn(path, argv, envp);
 	after_failed_exec(&st);
@@ -154,6 +270,7 @@ int execv(const char *path, char *const argv[])
 		errno = ENOSYS;
 		return -1;
 	}
+	say_unprofiled(AT_FDCWD, path, environ);
 	before_exec(&st);
 	fn(path, argv);
 	after_failed_exec(&st);
@@ -170,6 +287,7 @@ int execvp(const char *file, char *const argv[])
 		errno = ENOSYS;
 		return -1;
 	}
+	say_unprofiled_path(file, environ);
 	before_exec(&st);
 	fn(file, argv);
 	after_failed_exec(&st);
@@ -186,6 +304,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	say_unprofiled_path(file, envp);
 	before_exec(&st);
 	fn(file, argv, envp);
 	after_failed_exec(&st);
@@ -203,6 +322,7 @@ int execveat(int dirfd, const char *path, char *const argv[],
 		errno = ENOSYS;
 		return -1;
 	}
+	say_unprofiled(dirfd, path, envp);
 	before_exec(&st);
 	fn(dirfd, path, argv, envp, flags);
 	after_failed_exec(&st);

@@ -392,6 +392,7 @@ int probe_conn_send_fd(const void *p, size_t n, int fd);
 /* A new connection replaced one the program closed: 1 once. */
 int probe_conn_restarted(void);
 void probe_conn_check(void);            /* normal context: still ours? */
+uid_t probe_conn_uid(void);             /* our euid when we connected */
 int probe_conn_ok(void);
 void probe_conn_wait_ack(uint64_t deadline_ns);
 const char *probe_conn_trouble(void);

@@ -97,6 +97,12 @@ enum probe_frame_type {
 	 * unloaded, and before EXIT.
 	 */
 	PROBE_F_SYNC = 7,
+	/*
+	 * UNPROFILED body: u32 reason (enum probe_unprof_reason), str path.
+	 * The process is about to exec path, which will not be profiled (the
+	 * exec'ing image can tell): what it runs is missing from the recording.
+	 */
+	PROBE_F_UNPROFILED = 8,
 	PROBE_F_TYPE_MAX
 };
 
@@ -108,6 +114,15 @@ enum probe_lost_reason {
 	PROBE_LOST_UNWIND = 5,   /* not lost: kept with its leaf only (truncated) */
 	PROBE_LOST_THREAD = 6,   /* a thread could not be profiled at all */
 	PROBE_LOST_REASON_MAX
+};
+
+enum probe_unprof_reason {
+	PROBE_UNPROF_STATIC = 1,        /* statically linked: no loader, no preload */
+	PROBE_UNPROF_SECURE = 2,        /* setuid/setgid: the loader drops LD_PRELOAD */
+	PROBE_UNPROF_NOPRELOAD = 3,     /* its environment has no LD_PRELOAD of ours */
+	PROBE_UNPROF_OTHERUSER = 4,     /* it runs as another user: the collector
+					   takes no connection from it */
+	PROBE_UNPROF_REASON_MAX
 };
 
 #define PROBE_EVENT_TIMER 0xffffu  /* event_type of the timer fallback */
