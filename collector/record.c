@@ -79,6 +79,7 @@ struct proc_ent {               /* one process, for the summary */
 	int exited;             /* an EXIT frame came */
 	int reaped;             /* we waited for it (ours, or an orphan) */
 	unsigned unprof;        /* it exec'd something not profiled: why */
+	uint32_t unprof_parent; /* the process that said so */
 	char *unprof_path;
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
@@ -332,12 +333,18 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 			p->lost = sat_add(p->lost, m->u.lost.count);
 		break;
 	}
-	case PROBE_F_UNPROFILED:
-		p->unprof = m->u.unprof.reason;
-		free(p->unprof_path);
-		p->unprof_path = printable_dup(m->u.unprof.path);
+	case PROBE_F_UNPROFILED: {
+		/* The process that runs it: the sender, or a child it spawned. */
+		uint32_t who = m->u.unprof.pid && m->u.unprof.pid != c->wire_pid ?
+			       m->u.unprof.pid : m->pid;
+		struct proc_ent *q = who == m->pid ? p : proc_get(r, who);
+		q->unprof = m->u.unprof.reason;
+		q->unprof_parent = m->pid;
+		free(q->unprof_path);
+		q->unprof_path = printable_dup(m->u.unprof.path);
 		r->nunprof++;
 		break;
+	}
 	case PROBE_F_EXIT:
 		p->exited = 1;
 		p->status = m->u.exit.status;
@@ -544,6 +551,13 @@ static void proc_summary(struct recorder *r)
 		}
 		if (shown > PROC_LINES_MAX)
 			continue;
+		if (!p->ran && p->unprof) {
+			/* Never profiled at all: a child spawned straight into it. */
+			probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") ran %s, not profiled: %s",
+				  p->pid, p->unprof_parent, p->unprof_path,
+				  probe_unprof_reason_name(p->unprof));
+			continue;
+		}
 		ended(p, end, sizeof(end));
 		probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") %s%s%s%s: %" PRIu64
 			  " samples, %u thread%s, %s", p->pid, p->ppid,

@@ -478,6 +478,7 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		m->u.sync.time_ns = rd_le(&r, 8);
 		break;
 	case PROBE_F_UNPROFILED:
+		m->u.unprof.pid = (uint32_t)rd_le(&r, 4);
 		m->u.unprof.reason = (uint32_t)rd_le(&r, 4);
 		m->u.unprof.path = rd_str(&r, sc);
 		break;

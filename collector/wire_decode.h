@@ -99,7 +99,7 @@ struct probe_msg {
 			uint64_t time_ns;
 		} sync;
 		struct {
-			uint32_t reason;
+			uint32_t pid, reason;
 			const char *path;
 		} unprof;
 	} u;

@@ -529,6 +529,17 @@ int probe_conn_send(const void *p, size_t n)
 	return probe_conn_send_fd(p, n, -1);
 }
 
+/*
+ * From a vfork child (or one forked without our handlers): it shares, or
+ * has a copy of, our state, which it must not change.  One try, no
+ * reconnecting, nothing counted.
+ */
+void probe_conn_send_child(const void *p, size_t n)
+{
+	if (conn_fd >= 0 && !broken && still_ours())
+		(void)send(conn_fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 int probe_conn_restarted(void)
 {
 	return __atomic_exchange_n(&restarted, 0, __ATOMIC_ACQ_REL);

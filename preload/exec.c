@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -124,29 +125,42 @@ static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
  * Tell the collector that what this process is about to exec will not be
  * profiled, and why: otherwise it would be missing without a word.
  */
-static void say_unprofiled(int dirfd, const char *path, char *const envp[])
+static void say_unprofiled_pid(int dirfd, const char *path, char *const envp[],
+			       pid_t who)
 {
-	uint8_t f[PROBE_FRAME_HDR + 8 + PATH_MAX];
+	uint8_t f[PROBE_FRAME_HDR + 12 + PATH_MAX];
 	struct probe_wbuf w;
 	unsigned why;
 	size_t at;
 
-	if (!probe_active || !probe_is_ours() || !path)
+	if (!probe_active || !path)
 		return;
 	why = unprofiled_why(dirfd, path, envp);
 	if (!why)
 		return;
 	probe_wbuf_init(&w, f, sizeof f);
+	/* On our connection, under our pid; who runs it is in the body. */
 	at = probe_frame_begin(&w, PROBE_F_UNPROFILED, probe_proc.pid);
+	probe_put_u32(&w, (uint32_t)who);
 	probe_put_u32(&w, why);
 	probe_put_str(&w, path);
 	probe_frame_end(&w, at);
-	if (w.ok)
+	if (!w.ok)
+		return;
+	if (probe_is_ours())
 		probe_conn_send(w.p, w.len);
+	else
+		probe_conn_send_child(w.p, w.len);      /* a vfork child of ours */
+}
+
+/* Before an exec, in the process that execs (ours, or a vfork child). */
+static void say_unprofiled(int dirfd, const char *path, char *const envp[])
+{
+	say_unprofiled_pid(dirfd, path, envp, getpid());
 }
 
 /* execvp's search, for say_unprofiled: the file it would run. */
-static void say_unprofiled_path(const char *file, char *const envp[])
+static void say_unprofiled_path_pid(const char *file, char *const envp[], pid_t who)
 {
 	const char *p = getenv("PATH");
 	char buf[PATH_MAX];
@@ -154,7 +168,7 @@ static void say_unprofiled_path(const char *file, char *const envp[])
 	if (!file || !*file)
 		return;
 	if (strchr(file, '/') || !p) {
-		say_unprofiled(AT_FDCWD, file, envp);
+		say_unprofiled_pid(AT_FDCWD, file, envp, who);
 		return;
 	}
 	while (*p) {
@@ -167,7 +181,7 @@ static void say_unprofiled_path(const char *file, char *const envp[])
 			buf[n] = '/';
 			strcpy(buf + n + 1, file);
 			if (access(buf, X_OK) == 0) {
-				say_unprofiled(AT_FDCWD, buf, envp);
+				say_unprofiled_pid(AT_FDCWD, buf, envp, who);
 				return;
 			}
 		}
@@ -175,7 +189,56 @@ static void say_unprofiled_path(const char *file, char *const envp[])
 	}
 }
 
+static void say_unprofiled_path(const char *file, char *const envp[])
+{
+	say_unprofiled_path_pid(file, envp, getpid());
+}
+
 extern char **environ;
+
+/*
+ * posix_spawn and posix_spawnp: glibc's exec in the child is its own, not
+ * ours; the parent says what the child will run, once it has its pid.
+ */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+static void *c_spawn, *c_spawnp;
+
+__attribute__((visibility("default")))
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	spawn_fn fn = (spawn_fn)real("posix_spawn", &c_spawn);
+	pid_t p = 0;
+	int r;
+
+	if (!fn)
+		return ENOSYS;
+	r = fn(&p, path, fa, at, argv, envp);
+	if (pid)
+		*pid = p;
+	if (r == 0 && probe_is_ours())
+		say_unprofiled_pid(AT_FDCWD, path, envp, p);
+	return r;
+}
+
+__attribute__((visibility("default")))
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	spawn_fn fn = (spawn_fn)real("posix_spawnp", &c_spawnp);
+	pid_t p = 0;
+	int r;
+
+	if (!fn)
+		return ENOSYS;
+	r = fn(&p, file, fa, at, argv, envp);
+	if (pid)
+		*pid = p;
+	if (r == 0 && probe_is_ours())
+		say_unprofiled_path_pid(file, envp, p);
+	return r;
+}
 
 static void before_exec(struct exec_state *st)
 {
@@ -241,6 +304,8 @@ void probe_exec_init(void)
 	real("execvpe", &c_execvpe);
 	real("execveat", &c_execveat);
 	real("fexecve", &c_fexecve);
+	real("posix_spawn", &c_spawn);
+	real("posix_spawnp", &c_spawnp);
 }
 
 __attribute__((visibility("default")))

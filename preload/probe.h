@@ -389,6 +389,8 @@ int probe_conn_after_fork_child(void);
 /* One record of whole frames (with a descriptor); async-signal-safe. */
 int probe_conn_send(const void *p, size_t n);
 int probe_conn_send_fd(const void *p, size_t n, int fd);
+/* The same from a vfork child: our state untouched. */
+void probe_conn_send_child(const void *p, size_t n);
 /* A new connection replaced one the program closed: 1 once. */
 int probe_conn_restarted(void);
 void probe_conn_check(void);            /* normal context: still ours? */

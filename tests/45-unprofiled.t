@@ -7,7 +7,7 @@
 # collector before it execs.
 . "$(dirname "$0")/lib.sh"
 command -v bash >/dev/null 2>&1 || skip_all "no bash (its fork+exec is what is tested)"
-plan 6
+plan 8
 
 printf 'int main(void) { volatile double x = 1; for (long i = 0; i < 1000000; i++) x = x * 1.0000001 + 0.25; return 0; }\n' >"$T/st.c"
 if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
@@ -16,7 +16,18 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 	ok $? "a static program a script runs is named, with why: $(grep 'then ran' "$T/err")"
 	grep -q "^probe: 1 program ran without being profiled" "$T/err"
 	ok $? "and counted in the summary"
+	# sh (dash) runs it from a vfork child; posix_spawn from glibc's own.
+	(cd "$T" && "$PROBE" record -o "$T/st2.probe" -- sh -c "./static_prog; /bin/true" >/dev/null 2>"$T/err")
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran \./static_prog, not profiled: it is statically linked" "$T/err"
+	ok $? "sh -c './static_prog' (a vfork child) is named: $(grep 'static_prog, not' "$T/err")"
+	printf '#include <spawn.h>\n#include <sys/wait.h>\nextern char **environ;\nint main(void) { pid_t p; char *a[] = { "static_prog", 0 }; if (posix_spawn(&p, "./static_prog", 0, 0, a, environ)) return 1; waitpid(p, 0, 0); return 0; }\n' >"$T/spawner.c"
+	gcc -o "$T/spawner" "$T/spawner.c" &&
+		(cd "$T" && "$PROBE" record -o "$T/st3.probe" -- ./spawner >/dev/null 2>"$T/err")
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran \./static_prog, not profiled: it is statically linked" "$T/err"
+	ok $? "a posix_spawn'ed static program is named: $(grep 'static_prog, not' "$T/err")"
 else
+	skip "no static libc to build a static program"
+	skip "no static libc to build a static program"
 	skip "no static libc to build a static program"
 	skip "no static libc to build a static program"
 fi

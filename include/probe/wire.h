@@ -98,9 +98,11 @@ enum probe_frame_type {
 	 */
 	PROBE_F_SYNC = 7,
 	/*
-	 * UNPROFILED body: u32 reason (enum probe_unprof_reason), str path.
-	 * The process is about to exec path, which will not be profiled (the
-	 * exec'ing image can tell): what it runs is missing from the recording.
+	 * UNPROFILED body: u32 pid (the process that runs path, as it names
+	 * itself: the sender, or a vfork or posix_spawn child of it), u32
+	 * reason (enum probe_unprof_reason), str path.  path will not be
+	 * profiled (the exec'ing image can tell): what it runs is missing from
+	 * the recording.
 	 */
 	PROBE_F_UNPROFILED = 8,
 	PROBE_F_TYPE_MAX
