@@ -183,7 +183,7 @@ FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -Iinclude -Icollector -D_GNU_SOURCE $(DW_CFLAGS)
 FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC))
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard collector/*.h include/probe/*.h)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard collector/*.h include/probe/*.h)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) -lncursesw -lm
 
