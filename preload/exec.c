@@ -204,29 +204,12 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
 			const posix_spawnattr_t *, char *const[], char *const[]);
 static void *c_spawn, *c_spawnp;
 
-__attribute__((visibility("default")))
-int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-		const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+/* The real call; then, in the process we set up, what the child runs. */
+static int spawn_and_say(spawn_fn fn, int search, pid_t *pid, const char *file,
+			 const posix_spawn_file_actions_t *fa,
+			 const posix_spawnattr_t *at, char *const argv[],
+			 char *const envp[])
 {
-	spawn_fn fn = (spawn_fn)real("posix_spawn", &c_spawn);
-	pid_t p = 0;
-	int r;
-
-	if (!fn)
-		return ENOSYS;
-	r = fn(&p, path, fa, at, argv, envp);
-	if (pid)
-		*pid = p;
-	if (r == 0 && probe_is_ours())
-		say_unprofiled_pid(AT_FDCWD, path, envp, p);
-	return r;
-}
-
-__attribute__((visibility("default")))
-int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
-		 const posix_spawnattr_t *at, char *const argv[], char *const envp[])
-{
-	spawn_fn fn = (spawn_fn)real("posix_spawnp", &c_spawnp);
 	pid_t p = 0;
 	int r;
 
@@ -235,9 +218,29 @@ int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t 
 	r = fn(&p, file, fa, at, argv, envp);
 	if (pid)
 		*pid = p;
-	if (r == 0 && probe_is_ours())
-		say_unprofiled_path_pid(file, envp, p);
+	if (r == 0 && probe_is_ours()) {
+		if (search)
+			say_unprofiled_path_pid(file, envp, p);
+		else
+			say_unprofiled_pid(AT_FDCWD, file, envp, p);
+	}
 	return r;
+}
+
+__attribute__((visibility("default")))
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return spawn_and_say((spawn_fn)real("posix_spawn", &c_spawn), 0, pid, path,
+			     fa, at, argv, envp);
+}
+
+__attribute__((visibility("default")))
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return spawn_and_say((spawn_fn)real("posix_spawnp", &c_spawnp), 1, pid, file,
+			     fa, at, argv, envp);
 }
 
 static void before_exec(struct exec_state *st)
