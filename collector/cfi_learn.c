@@ -210,7 +210,8 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 		case 0x08:              /* same_value */
 			set_reg(s, uleb(r), R_SAME, 0);
 			continue;
-		case 0x09:              /* register */
+		case 0x09:              /* register: reg, reg2 */
+		case 0x14:              /* val_offset: reg, offset (the same shape) */
 			reg = uleb(r);
 			uleb(r);
 			set_reg(s, reg, R_OTHER, 0);
@@ -267,11 +268,6 @@ static int run(struct rd *r, const struct cie *c, struct regs *s,
 			continue;
 		case 0x13:              /* def_cfa_offset_sf */
 			s->cfa_off = sleb(r) * c->data_align;
-			continue;
-		case 0x14:              /* val_offset */
-			reg = uleb(r);
-			uleb(r);
-			set_reg(s, reg, R_OTHER, 0);
 			continue;
 		case 0x15:              /* val_offset_sf */
 			reg = uleb(r);

@@ -153,10 +153,6 @@ static int process_alive(int pidfd)
 	return pidfd >= 0 && poll(&p, 1, 0) == 0;
 }
 
-/*
- * The socket ended.  If the process lives on with an arena and said no
- * EXIT, keep reading the arena until it ends (ingest.h); else close.
- */
 /* to (a new connection of from's process) reads from's arena; from goes. */
 static void hand_over(struct ingest *in, struct ingest_conn *from, struct ingest_conn *to)
 {
@@ -165,13 +161,27 @@ static void hand_over(struct ingest *in, struct ingest_conn *from, struct ingest
 	ingest_close(in, from, 0);
 }
 
+/*
+ * Another connection of c's process: one whose socket ended (orphan), or
+ * one that is open and has said HELLO.  NULL when there is none.
+ */
+static struct ingest_conn *sibling(struct ingest *in, struct ingest_conn *c, int orphan)
+{
+	for (struct ingest_conn *o = in->conns; o; o = o->next)
+		if (o != c && !o->dead && o->pid == c->pid && o->orphan == orphan &&
+		    (orphan || o->hello))
+			return o;
+	return NULL;
+}
+
+/*
+ * The socket ended.  If the process lives on with an arena and said no
+ * EXIT, keep reading the arena until it ends (ingest.h); else close.
+ */
 static void conn_ended(struct ingest *in, struct ingest_conn *c)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
-	struct ingest_conn *n = NULL;
-	for (struct ingest_conn *o = in->conns; o && !n; o = o->next)
-		if (o != c && !o->dead && !o->orphan && o->pid == c->pid && o->hello)
-			n = o;
+	struct ingest_conn *n = sibling(in, c, 0);
 	if (n && c->ar && !n->ar && n->arena_fd < 0) {
 		/* Its new connection came first, without the arena: hand it over. */
 		hand_over(in, c, n);
@@ -189,20 +199,11 @@ static void conn_ended(struct ingest *in, struct ingest_conn *c)
 	c->orphan = 1;
 }
 
-/* An earlier connection of c's process whose socket ended, or NULL. */
-static struct ingest_conn *orphan_of(struct ingest *in, struct ingest_conn *c)
-{
-	for (struct ingest_conn *o = in->conns; o; o = o->next)
-		if (o != c && o->orphan && !o->dead && o->pid == c->pid)
-			return o;
-	return NULL;
-}
-
 /* The HELLO's arena, if one came with it; else the one its process had. */
 static void attach_arena(struct ingest *in, struct ingest_conn *c)
 {
 	char err[256];
-	struct ingest_conn *o = orphan_of(in, c);
+	struct ingest_conn *o = sibling(in, c, 1);
 	if (o && c->arena_fd < 0 && !c->ar) {
 		/* Its descriptor was lost with the socket: the same arena. */
 		hand_over(in, o, c);

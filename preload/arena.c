@@ -21,15 +21,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "probe.h"
 
 struct probe_arena *probe_arena;
 int probe_arena_fd = -1;
-static dev_t arena_dev;
-static ino_t arena_ino;
+static struct probe_fd_id arena_id;
 
 /*
  * The arena's descriptor, when it is still ours (the program may have
@@ -38,12 +36,7 @@ static ino_t arena_ino;
  */
 int probe_arena_fd_ok(void)
 {
-	struct stat st;
-
-	if (probe_arena_fd < 0 || fstat(probe_arena_fd, &st) < 0 ||
-	    st.st_dev != arena_dev || st.st_ino != arena_ino)
-		return -1;
-	return probe_arena_fd;
+	return probe_fd_id_same(probe_arena_fd, &arena_id) ? probe_arena_fd : -1;
 }
 
 /*
@@ -114,14 +107,7 @@ int probe_arena_create(void)
 	fd = probe_fd_high(fd);
 	probe_fd_own(fd);
 	probe_arena_fd = fd;
-	{
-		struct stat st;
-
-		if (fstat(fd, &st) == 0) {
-			arena_dev = st.st_dev;
-			arena_ino = st.st_ino;
-		}
-	}
+	probe_fd_id_take(fd, &arena_id);
 	return 0;
 }
 
@@ -143,7 +129,7 @@ int probe_slot_take(pid_t tid, const char *name)
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != PROBE_SLOT_FREE)
 			continue;
 		/* Another thread of ours may be taking slots too. */
-		if (!__atomic_compare_exchange_n(&s->state, &want, PROBE_SLOT_DONE + 1,
+		if (!__atomic_compare_exchange_n(&s->state, &want, PROBE_SLOT_TAKING,
 						 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
 		/* Touch the ring: the handler must not fault on a new page. */

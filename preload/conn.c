@@ -68,8 +68,7 @@
 
 static int conn_fd = -1;
 static uid_t conn_uid;                  /* our euid when we connected */
-static dev_t conn_dev;
-static ino_t conn_ino;
+static struct probe_fd_id conn_id;
 static char conn_path[SUN_MAX + 1];
 static int broken;
 static int restarted;
@@ -77,8 +76,6 @@ static int reopens;
 static int wait_ack;
 static const char *trouble = "";
 uint64_t probe_conn_dropped;
-
-extern char **environ;
 
 /* "@name" is abstract (sun_path[0] = 0); returns the address length. */
 static socklen_t make_addr(const char *path, struct sockaddr_un *sa)
@@ -139,16 +136,13 @@ static int connect_socket(const char *path, int *err)
 	return fd;
 }
 
-/* Keep it out of the program's way, and remember what it is. */
-static void adopt(int fd)
+/* Keep it out of the program's way, and remember what and where it is. */
+static void adopt(int fd, const char *path)
 {
-	struct stat st;
-
 	fd = probe_fd_high(fd);
-	if (fstat(fd, &st) == 0) {
-		conn_dev = st.st_dev;
-		conn_ino = st.st_ino;
-	}
+	probe_fd_id_take(fd, &conn_id);
+	if (path != conn_path)
+		snprintf(conn_path, sizeof conn_path, "%s", path);
 	probe_fd_own(fd);
 	conn_fd = fd;
 	conn_uid = geteuid();
@@ -162,10 +156,7 @@ uid_t probe_conn_uid(void)
 
 static int still_ours(void)
 {
-	struct stat st;
-
-	return fstat(conn_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	       st.st_dev == conn_dev && st.st_ino == conn_ino;
+	return probe_fd_id_same(conn_fd, &conn_id);
 }
 
 /* ---- `probe top` watching ------------------------------------------------ */
@@ -362,8 +353,7 @@ static int start_own_collector(void)
 			  "not profiling", strerror(err));
 		return -1;
 	}
-	adopt(fd);
-	snprintf(conn_path, sizeof conn_path, "%s", name);
+	adopt(fd, name);
 	snprintf(probe_cfg.socket_path, sizeof probe_cfg.socket_path, "%s", name);
 	/* Exec'd children record into the same file. */
 	setenv("PROBE_SOCKET", name, 1);
@@ -391,16 +381,14 @@ int probe_conn_open(void)
 				  " collector" : strerror(err));
 			return -1;
 		}
-		adopt(fd);
-		snprintf(conn_path, sizeof conn_path, "%s", probe_cfg.socket_path);
+		adopt(fd, probe_cfg.socket_path);
 		return 0;
 	}
 	/* An explicit file (PROBE_OUTPUT) wins over a watching probe top. */
 	if (!probe_cfg.output_path[0] && top_socket_path(top, sizeof top) == 0) {
 		fd = connect_socket(top, &err);
 		if (fd >= 0) {
-			adopt(fd);
-			snprintf(conn_path, sizeof conn_path, "%s", top);
+			adopt(fd, top);
 			return 0;
 		}
 	}
@@ -430,7 +418,7 @@ static void lost_descriptor(void)
 		trouble = "the program closed probe's connection to the collector, "
 			  "and it could not be opened again";
 	} else {
-		adopt(fd);
+		adopt(fd, conn_path);
 		restarted = 1;
 	}
 	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
@@ -607,6 +595,6 @@ int probe_conn_after_fork_child(void)
 		broken = 1;
 		return -1;
 	}
-	adopt(fd);
+	adopt(fd, conn_path);
 	return 0;
 }

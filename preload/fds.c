@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,6 +99,24 @@ int probe_fd_high(int fd)
 static int guarded(void)
 {
 	return __atomic_load_n(&nown, __ATOMIC_RELAXED) && probe_is_ours();
+}
+
+void probe_fd_id_take(int fd, struct probe_fd_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+int probe_fd_id_same(int fd, const struct probe_fd_id *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev &&
+	       st.st_ino == id->ino;
 }
 
 int probe_open_ro(const char *path)

@@ -333,7 +333,7 @@ static void probe_on_fatal(int sig, siginfo_t *si, void *uc)
 
 	(void)si;
 	(void)uc;
-	probe_finish(128 + sig, 1);
+	probe_finish(128 + sig);
 	/*
 	 * SA_RESETHAND made the disposition SIG_DFL: raised again, the signal
 	 * is delivered as soon as we return and ends the process as it would

@@ -84,7 +84,7 @@ static uint64_t deadline(void)
 static void final_messages(void)
 {
 	static int said;
-	uint64_t *u = probe_unprofiled, unprof = 0;
+	uint64_t *u = probe_unprofiled, unprof = 0, untaken;
 	unsigned stuck;
 
 	if (said++)
@@ -126,9 +126,10 @@ static void final_messages(void)
 			  "sampled while %s so", stuck, stuck == 1 ? "" : "s",
 			  probe_cfg.signo, stuck == 1 ? "it was" : "they were",
 			  stuck == 1 ? "it stayed" : "they stayed");
-	if (!probe_conn_ok() && probe_arena_untaken())
+	untaken = probe_conn_ok() ? 0 : probe_arena_untaken();
+	if (untaken)
 		probe_msg("%llu samples of process %u could not be delivered: %s",
-			  (unsigned long long)probe_arena_untaken(), probe_proc.pid,
+			  (unsigned long long)untaken, probe_proc.pid,
 			  probe_conn_trouble()[0] ? probe_conn_trouble()
 						  : "no connection to the collector");
 	else if (probe_arena_overflowed())
@@ -163,20 +164,18 @@ static void finish(int status, int normal, int send_exit)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_handler = 0;
 	}
+	probe_stopping = 1;
 	if (normal && !__atomic_exchange_n(&final_done, 1, __ATOMIC_ACQ_REL)) {
-		probe_stopping = 1;
 		probe_announce_maps();
 		final_messages();
 	}
-	probe_stopping = 1;
 	if (send_exit && !__atomic_exchange_n(&exit_sent, 1, __ATOMIC_ACQ_REL))
 		probe_announce_exit(status, deadline());
 }
 
-void probe_finish(int status, int crash)
+void probe_finish(int status)
 {
 	finish(status, 0, 1);
-	(void)crash;
 }
 
 static void probe_on_exit(int status, void *arg)

@@ -243,8 +243,8 @@ void probe_unwind_prime(void);
 /*
  * SIGNAL CONTEXT.  Unwind t's interrupted context uc into buf (room for
  * PROBE_UNWIND_BUF entries): cfi.c's walk, else libunwind.  Returns the
- * index of the interrupted frame in buf via *first and the number of frames
- * from there (0: not found).
+ * index of the interrupted frame in buf via *first (1: buf[0] is left for
+ * a kernel sample's IP) and the number of frames from there (0: none).
  */
 #define PROBE_UNWIND_BUF (PROBE_MAX_FRAMES + 32)
 int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
@@ -345,6 +345,17 @@ int probe_sys_close(int fd);            /* the real close, no checks */
 void probe_fds_init(void);              /* resolve the real functions */
 /* Move fd to a high number (O_CLOEXEC), out of the program's way. */
 int probe_fd_high(int fd);
+/*
+ * What a descriptor of ours is (device and inode), to tell it later from
+ * whatever the program may have put on its number by means fds.c cannot
+ * see (a raw close_range, dup2 onto it).
+ */
+struct probe_fd_id {
+	dev_t dev;
+	ino_t ino;
+};
+void probe_fd_id_take(int fd, struct probe_fd_id *id);
+int probe_fd_id_same(int fd, const struct probe_fd_id *id);
 /* A file we read and close at once (/proc), guarded meanwhile. */
 int probe_open_ro(const char *path);
 void probe_close_own(int fd);
@@ -435,10 +446,11 @@ extern volatile int probe_stopping;
 int probe_is_ours(void);
 /*
  * The process is ending with status (exit code, 128 + signal, or -1
- * unknown): what this thread's perf ring holds goes to its slot, and EXIT
- * is sent when the status is known.  crash: after a fatal signal (no maps
- * scan: the loader's lock may be held).  Async-signal-safe and bounded.
+ * unknown), from _exit, _Exit or a fatal signal: what this thread's perf
+ * ring holds goes to its slot, and EXIT is sent.  No maps scan (this may be
+ * a signal handler, or the loader's lock may be held).  Async-signal-safe
+ * and bounded.
  */
-void probe_finish(int status, int crash);
+void probe_finish(int status);
 
 #endif /* PROBE_PRELOAD_H */

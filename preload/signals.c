@@ -213,7 +213,7 @@ void probe_signal_chain(int sig, siginfo_t *si, void *uc)
 		 * (a trap would also simply happen again); what was sampled is
 		 * sent first, as for the fatal signals (handler.c).
 		 */
-		probe_finish(128 + sig, 1);
+		probe_finish(128 + sig);
 		struct sigaction d;
 		memset(&d, 0, sizeof d);
 		d.sa_handler = SIG_DFL;

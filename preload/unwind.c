@@ -166,28 +166,32 @@ void probe_unwind_check_report(void)
 			  (unsigned long long)diff_unw[2]);
 }
 
-static int unw(void *ucv, uint64_t *buf, int *first);
+static int unw(void *ucv, uint64_t *buf);
 
+/*
+ * The frames go to buf + 1: buf[0] is left for the kernel's IP when the
+ * sample was taken in the kernel (handler.c puts it on top).
+ */
 int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 		 int *first)
 {
-	int n, nu, fu = 0;
-	uint64_t other[PROBE_UNWIND_BUF];
+	uint64_t *out = buf + 1, other[PROBE_UNWIND_BUF];
+	int n, nu;
 
+	*first = 1;
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
-		return unw(uc, buf, first);
-	n = probe_cfi_walk(t, uc, buf, (int)PROBE_MAX_FRAMES);
+		return unw(uc, out);
+	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES);
 	if (n <= 0) {
-		n = unw(uc, buf, first);
+		n = unw(uc, out);
 		if (n > 0)
-			probe_cfi_note(buf + *first, n);
+			probe_cfi_note(out, n);
 		return n;
 	}
-	*first = 0;
 	if (probe_cfg.unwind == PROBE_UNWIND_CHECK) {
-		nu = unw(uc, other, &fu);
+		nu = unw(uc, other);
 		if (nu > 0)
-			check(buf, n, other + fu, nu);
+			check(out, n, other, nu);
 		else
 			__atomic_add_fetch(&fast_only, 1, __ATOMIC_RELAXED);
 	}
@@ -195,13 +199,12 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 }
 
 /* The interrupted context's stack: RIP, then the return addresses. */
-static int unw(void *ucv, uint64_t *buf, int *first)
+static int unw(void *ucv, uint64_t *buf)
 {
 	unw_cursor_t cur;
 	unw_word_t ip;
 	int n = 0;
 
-	*first = 0;
 	if (!unw_init2)
 		return 0;
 	probe_in_probe++;

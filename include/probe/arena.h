@@ -54,7 +54,9 @@
 /* The largest record: size, time, weight, count, PROBE_MAX_FRAMES deltas. */
 #define PROBE_REC_MAX (2u + 10u + 10u + 2u + PROBE_MAX_FRAMES * 10u)
 
-enum { PROBE_SLOT_FREE = 0, PROBE_SLOT_LIVE = 1, PROBE_SLOT_DONE = 2 };
+/* TAKING: libprobe is filling the slot in (the collector skips it). */
+enum { PROBE_SLOT_FREE = 0, PROBE_SLOT_LIVE = 1, PROBE_SLOT_DONE = 2,
+       PROBE_SLOT_TAKING = 3 };
 
 struct probe_rule_slot {
 	uint64_t key;                   /* code address looked up; 0: empty */
