@@ -1,9 +1,11 @@
 #!/bin/sh
 # Events: task-clock samples like cpu-clock; a hardware event is used where
 # the machine counts it, and otherwise probe says so once and falls back to
-# cpu-clock, as perf does; an unknown event is a usage error.
+# cpu-clock, as perf does; an unknown event is a usage error.  With
+# PROBE_KERNEL=1 (where the user may), time in system calls is the kernel's
+# frame on top of the user stack.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 
 "$PROBE" record -q -e task-clock -F 2999 -o "$T/tc.probe" -- "$GT/gt_leaf" 300 >/dev/null 2>"$T/tc.err"
 is "$?" 0 "record -e task-clock exits 0"
@@ -29,5 +31,18 @@ grep -q leaf_five "$T/cy.report"; ok $? "and profiles the program"
 
 "$PROBE" record -q -e bogus -o "$T/b.probe" -- "$GT/gt_leaf" 1 >/dev/null 2>"$T/b.err"
 is "$?" 2 "an unknown event is a usage error: $(head -n1 "$T/b.err")"
+
+# dd copying /dev/zero to /dev/null spends its time in read(2) and write(2).
+par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+if [ "$(id -u)" -eq 0 ] || [ "$par" -le 1 ]; then
+	PROBE_KERNEL=1 "$PROBE" record -q -o "$T/k.probe" -- \
+		dd if=/dev/zero of=/dev/null bs=64k count=100000 >/dev/null 2>&1
+	"$PROBE" report "$T/k.probe" >"$T/k.report" 2>&1
+	got=$(self_share "$T/k.report" '[kernel]')
+	awk -v v="$got" 'BEGIN { exit !(v != "" && v >= 50) }'
+	ok $? "PROBE_KERNEL=1: dd's time is in [kernel] frames ($got %, want >= 50)"
+else
+	skip "kernel samples need root or perf_event_paranoid <= 1"
+fi
 [ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/tc.err" "$T/cy.err" "$T/cy.report" | head -20
 done_testing
