@@ -303,21 +303,34 @@ void probe_ring_end(struct probe_ring_it *it)
 }
 
 /*
- * Sender: does t's ring hold records its thread has not taken?  The owner
- * may unmap the ring at any time (exec path, no locks): it clears t->ring
- * first and waits while t->peek is set (probe_event_close).
+ * Another thread: how many samples does t's ring hold that its thread has
+ * not taken (at most 16 counted)?  One is normal: its signal is on its way.
+ * The owner may unmap the ring at any time (exec path, no locks): it
+ * clears t->ring first and waits while t->peek is set (probe_event_close).
  */
-int probe_ring_pending(struct probe_thread *t, uint64_t *tail)
+unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail)
 {
 	struct perf_event_mmap_page *m;
-	int r = 0;
+	struct probe_ring_it it;
+	struct perf_event_header h;
+	unsigned n = 0;
 
 	__atomic_store_n(&t->peek, 1, __ATOMIC_SEQ_CST);
 	m = __atomic_load_n(&t->ring, __ATOMIC_SEQ_CST);
 	if (m && t->data_pages) {
-		*tail = __atomic_load_n(&m->data_tail, __ATOMIC_RELAXED);
-		r = __atomic_load_n(&m->data_head, __ATOMIC_RELAXED) != *tail;
+		it.data = (const uint8_t *)m + m->data_offset;
+		it.size = m->data_size;
+		it.head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+		it.tail = *tail = __atomic_load_n(&m->data_tail, __ATOMIC_RELAXED);
+		while (n < 16 && it.size && !(it.size & (it.size - 1)) &&
+		       it.head - it.tail >= sizeof h) {
+			ring_copy(&it, it.tail, &h, sizeof h);
+			if (h.size < sizeof h || h.size > it.head - it.tail)
+				break;
+			n += h.type == PERF_RECORD_SAMPLE;
+			it.tail += h.size;
+		}
 	}
 	__atomic_store_n(&t->peek, 0, __ATOMIC_RELEASE);
-	return r;
+	return n;
 }

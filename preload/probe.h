@@ -221,8 +221,8 @@ int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it);
 unsigned probe_ring_next(struct probe_ring_it *it, void *buf, size_t cap,
 			 size_t *len);
 void probe_ring_end(struct probe_ring_it *it);
-/* Another thread: does t's ring hold records its thread has not taken? */
-int probe_ring_pending(struct probe_thread *t, uint64_t *tail);
+/* Another thread: samples in t's ring its thread has not taken (<= 16). */
+unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail);
 
 /* ---- timer.c ------------------------------------------------------------ */
 

@@ -351,6 +351,16 @@ void probe_thread_attach_self(struct probe_thread *t)
 
 static unsigned probe_stuck_ended;     /* threads that ended stuck */
 
+/*
+ * Samples held in a ring before we call its thread stuck.  One is normal:
+ * its signal is on its way, or held by one of glibc's own windows with
+ * every signal blocked (posix_spawn, pthread_create), which may last long
+ * in wall time (a vfork child slow to exec) but run for less than one
+ * sampling period.  A second sample means the thread ran a whole period
+ * more with our signal held: blocked for real, by a raw system call.
+ */
+#define STUCK_SAMPLES 2
+
 /* On t itself: is our signal really blocked (only a raw system call can)? */
 static int is_stuck(struct probe_thread *t)
 {
@@ -359,7 +369,7 @@ static int is_stuck(struct probe_thread *t)
 
 	return probe_real_sigmask(SIG_BLOCK, NULL, &cur) == 0 &&
 	       sigismember(&cur, probe_cfg.signo) == 1 &&
-	       probe_ring_pending(t, &tail);
+	       probe_ring_pending(t, &tail) >= STUCK_SAMPLES;
 }
 
 void probe_thread_stop_self(void)
@@ -447,10 +457,8 @@ static int blocks_our_signal(pid_t tid)
 }
 
 /*
- * A thread whose ring holds what its handler never took, and that has our
- * signal blocked, twice 5 ms apart with nothing taken meanwhile: a fork or
- * posix_spawn in progress blocks every signal for a moment, and must not
- * be taken for a thread blocking ours behind our back.
+ * A thread whose ring holds STUCK_SAMPLES its handler never took, and that
+ * has our signal blocked, twice 5 ms apart with nothing taken meanwhile.
  */
 unsigned probe_threads_stuck(void)
 {
@@ -463,7 +471,8 @@ unsigned probe_threads_stuck(void)
 	if (pthread_mutex_trylock(&probe_reg_lock) != 0)
 		return n;
 	for (struct probe_thread *t = probe_threads; t && nc < 64; t = t->next)
-		if (t != probe_self && !t->closed && probe_ring_pending(t, &tail) &&
+		if (t != probe_self && !t->closed &&
+		    probe_ring_pending(t, &tail) >= STUCK_SAMPLES &&
 		    blocks_our_signal(t->tid)) {
 			c[nc].tid = t->tid;
 			c[nc++].tail = tail;
@@ -477,7 +486,8 @@ unsigned probe_threads_stuck(void)
 	for (struct probe_thread *t = probe_threads; t; t = t->next)
 		for (unsigned i = 0; i < nc; i++)
 			if (t->tid == c[i].tid && !t->closed &&
-			    probe_ring_pending(t, &tail) && tail == c[i].tail &&
+			    probe_ring_pending(t, &tail) >= STUCK_SAMPLES &&
+			    tail == c[i].tail &&
 			    blocks_our_signal(t->tid))
 				n++;
 	pthread_mutex_unlock(&probe_reg_lock);
@@ -642,6 +652,7 @@ void probe_threads_after_fork_child(void)
 	}
 	probe_threads = NULL;
 	probe_threads_seen = 0;
+	probe_stuck_ended = 0;  /* the parent's, said by the parent */
 	probe_nadopted = 0;
 	memset(probe_adopted, 0, sizeof probe_adopted);
 	memset(probe_unprofiled, 0, sizeof probe_unprofiled);
