@@ -47,6 +47,7 @@
 #include "lost.h"
 #include "recfile.h"
 #include "spawn.h"
+#include "unseen.h"
 #include "usock.h"
 #include "util.h"
 #include "wire_decode.h"
@@ -103,6 +104,7 @@ struct recorder {
 	unsigned npids, ntids, nconnected;
 	struct proc_ent *procs;
 	unsigned nunprof;       /* processes that exec'd something unprofiled */
+	struct unseen unseen;   /* descendants that never connected (root set) */
 	int draining;           /* reading old connections before a HELLO */
 };
 
@@ -338,11 +340,11 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		uint32_t who = m->u.unprof.pid && m->u.unprof.pid != c->wire_pid ?
 			       m->u.unprof.pid : m->pid;
 		struct proc_ent *q = who == m->pid ? p : proc_get(r, who);
+		r->nunprof += !q->unprof;
 		q->unprof = m->u.unprof.reason;
 		q->unprof_parent = m->pid;
 		free(q->unprof_path);
 		q->unprof_path = printable_dup(m->u.unprof.path);
-		r->nunprof++;
 		break;
 	}
 	case PROBE_F_EXIT:
@@ -431,6 +433,36 @@ static void on_signal(struct recorder *r)
 	}
 }
 
+/* ---- descendants that never connected (unseen.h) -------------------- */
+
+static enum unseen_state unseen_state(void *ctx, pid_t pid)
+{
+	struct recorder *r = ctx;
+	uint32_t id = (uint32_t)pid;
+	struct proc_ent *p;
+	HASH_FIND(hh, r->procs, &id, sizeof(id), p);
+	if (!p || (!p->ran && !p->unprof))
+		return UNSEEN_NEW;
+	if (p->unprof || p->exited)
+		return UNSEEN_KNOWN;
+	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
+		if (c->pid == pid && !c->dead && !c->orphan)
+			return UNSEEN_KNOWN;
+	return UNSEEN_GONE;     /* its connection ended, and it lives on */
+}
+
+static void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
+			 const char *path)
+{
+	struct recorder *r = ctx;
+	struct proc_ent *p = proc_get(r, (uint32_t)pid);
+	r->nunprof += !p->unprof;
+	p->unprof = reason;
+	p->unprof_parent = (uint32_t)ppid;
+	free(p->unprof_path);
+	p->unprof_path = printable_dup(path);
+}
+
 /* ---- the loop ------------------------------------------------------- */
 
 /*
@@ -483,7 +515,15 @@ static void run_loop(struct recorder *r)
 				break;
 			}
 		}
+		if (r->unseen.root && !r->all_gone && unseen_due(&r->unseen, now))
+			unseen_scan(&r->unseen, now);
 		int timeout = ingest_timeout(&r->in);
+		if (r->unseen.root && !r->all_gone) {
+			uint64_t t = now_ns(), due = r->unseen.next_ns;
+			int left = due <= t ? 0 : (int)((due - t) / 1000000 + 1);
+			if (timeout < 0 || left < timeout)
+				timeout = left;
+		}
 		if (r->all_gone) {
 			uint64_t t = now_ns(), end = r->t_gone + DRAIN_NS;
 			int left = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
@@ -515,7 +555,10 @@ static void ended(const struct proc_ent *p, char *buf, size_t n)
 {
 	const char *how = p->reaped ? " (it sent no exit record: that status is "
 				      "from wait)" : "";
-	if (!p->exited && !p->reaped)
+	if (!p->exited && !p->reaped && p->unprof)
+		snprintf(buf, n, "then exec'd what is below, whose exit probe does "
+			 "not see");
+	else if (!p->exited && !p->reaped)
 		snprintf(buf, n, "ended with no exit record (killed by SIGKILL, or it "
 			 "exec'd something probe cannot follow, or its record was lost)");
 	else if (p->status < 0)
@@ -812,7 +855,11 @@ int cmd_record(int argc, char **argv)
 		goto out_mask;
 	}
 	ingest_raise_nofile();  /* after the fork: the command keeps its own limit */
+	r.unseen = (struct unseen){ .root = getpid(), .ctx = &r,
+				    .state = unseen_state, .found = unseen_found,
+				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
 	run_loop(&r);
+	unseen_free(&r.unseen);
 	if (!r.child_done) {
 		/* epoll failed: still wait for the command, as a shell would. */
 		int st;

@@ -261,6 +261,8 @@ const char *probe_unprof_reason_name(unsigned reason)
 			"libprobe.so",
 		[PROBE_UNPROF_OTHERUSER] = "it runs as another user, and the "
 			"collector takes connections from its own user only",
+		[PROBE_UNPROF_NOTLOADED] = "its loader did not load libprobe.so "
+			"(a 32-bit program, or one whose loader ignores LD_PRELOAD)",
 	};
 	if (reason > 0 && reason < PROBE_UNPROF_REASON_MAX)
 		return names[reason];

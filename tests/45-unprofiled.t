@@ -4,10 +4,12 @@
 # LD_PRELOAD in its environment, a program run after dropping privileges
 # (setpriv: the collector takes connections from its own user only); and
 # none of them leaves a stray ./probe.data.  The exec'ing process tells the
-# collector before it execs.
+# collector before it execs.  What libprobe cannot see (a raw execve or
+# fork system call, the children of an unprofiled static program) the
+# collector finds in /proc, if it lives for two of its scans (0.2 s).
 . "$(dirname "$0")/lib.sh"
 command -v bash >/dev/null 2>&1 || skip_all "no bash (its fork+exec is what is tested)"
-plan 8
+plan 13
 
 printf 'int main(void) { volatile double x = 1; for (long i = 0; i < 1000000; i++) x = x * 1.0000001 + 0.25; return 0; }\n' >"$T/st.c"
 if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
@@ -25,12 +27,31 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 		(cd "$T" && "$PROBE" record -o "$T/st3.probe" -- ./spawner >/dev/null 2>"$T/err")
 	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran \./static_prog, not profiled: it is statically linked" "$T/err"
 	ok $? "a posix_spawn'ed static program is named: $(grep 'static_prog, not' "$T/err")"
+	# A static program's children: with LD_PRELOAD they are profiled;
+	# with env -i they are named by the collector.
+	printf '#include <unistd.h>\n#include <sys/wait.h>\nint main(int c, char **v) { pid_t p = fork(); int st; if (!p) { execv(v[1], v + 1); _exit(127); } waitpid(p, &st, 0); return WEXITSTATUS(st); }\n' >"$T/stsp.c"
+	gcc -static -O1 -o "$T/st_spawn" "$T/stsp.c" &&
+		"$PROBE" record -o "$T/st4.probe" -- sh -c "$T/st_spawn /bin/sleep 0.6; env -i $T/st_spawn /bin/sleep 0.6" >/dev/null 2>"$T/err"
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) sleep: /bin/sleep 0.6: 0 samples, 1 thread, exit 0" "$T/err" &&
+		[ "$(grep -c 'st_spawn, not profiled: it is statically linked' "$T/err")" = 1 ]
+	ok $? "a static program's child with LD_PRELOAD is profiled, the static one named"
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
+	ok $? "the child of a static program run with env -i is found and named: $(grep 'ran /usr/bin/sleep' "$T/err")"
+	grep -q "^probe: 3 programs ran without being profiled" "$T/err"
+	ok $? "three programs counted unprofiled, each once: $(grep 'without being' "$T/err")"
 else
-	skip "no static libc to build a static program"
-	skip "no static libc to build a static program"
-	skip "no static libc to build a static program"
-	skip "no static libc to build a static program"
+	for i in 1 2 3 4 5 6 7; do skip "no static libc to build a static program"; done
 fi
+
+# Raw system calls libprobe cannot interpose: the collector sees them.
+printf '#define _GNU_SOURCE\n#include <unistd.h>\n#include <sys/syscall.h>\n#include <sys/wait.h>\nstatic void go(char **av) { char *env[] = { "PATH=/usr/bin:/bin", 0 }; syscall(SYS_execve, av[0], av, env); _exit(127); }\nint main(int c, char **v) { if (c < 3) return 2; if (v[1][0] == 0x73) go(v + 2); pid_t p = syscall(SYS_fork); if (p == 0) go(v + 2); int st; waitpid(p, &st, 0); return WEXITSTATUS(st); }\n' >"$T/rawexec.c"
+gcc -O1 -o "$T/rawexec" "$T/rawexec.c"
+"$PROBE" record -o "$T/raw1.probe" -- "$T/rawexec" self /bin/sleep 0.6 >/dev/null 2>"$T/err"
+grep -q "^probe:   pid [0-9]* then ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
+ok $? "a raw execve system call into an unprofiled program is named: $(grep 'then ran' "$T/err")"
+"$PROBE" record -o "$T/raw2.probe" -- "$T/rawexec" child /bin/sleep 0.6 >/dev/null 2>"$T/err"
+grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
+ok $? "a raw fork's child that execs an unprofiled program is named: $(grep 'ran /usr/bin/sleep' "$T/err")"
 
 "$PROBE" record -o "$T/np.probe" -- bash -c "env -u LD_PRELOAD /bin/true; /bin/true" >/dev/null 2>"$T/err"
 grep -q "^probe:   pid [0-9]* then ran /bin/true, not profiled: its environment has no LD_PRELOAD" "$T/err"

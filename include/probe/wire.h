@@ -124,6 +124,8 @@ enum probe_unprof_reason {
 	PROBE_UNPROF_NOPRELOAD = 3,     /* its environment has no LD_PRELOAD of ours */
 	PROBE_UNPROF_OTHERUSER = 4,     /* it runs as another user: the collector
 					   takes no connection from it */
+	PROBE_UNPROF_NOTLOADED = 5,     /* the loader did not load libprobe.so
+					   (the collector finds these, in /proc) */
 	PROBE_UNPROF_REASON_MAX
 };
 
