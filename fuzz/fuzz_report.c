@@ -6,9 +6,15 @@
  * Built and run by `make fuzz` (clang, -fsanitize=fuzzer,address,undefined);
  * the seed corpus is real recordings (scripts/fuzz-corpus).  The report
  * goes to /dev/null, and our messages too.
+ *
+ * Separate debug files are not read (PROBE_DEBUG_ROOT names no directory):
+ * libc's, zlib-compressed (libc6-dbg), took three quarters of each run,
+ * 24 runs a second in all.  The objects themselves still are, and
+ * fuzz_elf feeds hostile ones to the same symbolizer.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "fuzz_io.h"
 #include "report.h"
@@ -17,6 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	setenv("PROBE_DEBUG_ROOT", "/nonexistent/probe-fuzz-debug", 0);
 	fuzz_init("report", "probe");
 	dup2(fuzz_nul, 1);
 	return 0;
