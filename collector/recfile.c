@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "probe/wire.h"
 #include "util.h"
@@ -61,7 +62,7 @@ int recfile_open(struct recfile *f, const char *path)
 	f->buf = xmalloc(f->cap);
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, f->buf, f->cap);
-	probe_put_file_header(&w);
+	probe_put_file_header(&w, PROBE_FILE_VERSION);
 	f->len = w.len;
 	f->bytes = w.len;
 	return 0;
@@ -93,6 +94,16 @@ void recfile_flush(struct recfile *f)
 {
 	if (f->fd >= 0 && f->len)
 		flush(f);
+}
+
+void recfile_frame(struct recfile *f, const void *frame, size_t n)
+{
+	uint8_t crc[PROBE_FILE_CRC];
+	uLong c = crc32(0L, frame, (uInt)n);
+	for (unsigned i = 0; i < PROBE_FILE_CRC; i++)
+		crc[i] = (uint8_t)(c >> (8 * i));
+	recfile_write(f, frame, n);
+	recfile_write(f, crc, sizeof(crc));
 }
 
 void recfile_write(struct recfile *f, const void *data, size_t n)

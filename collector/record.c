@@ -299,7 +299,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		p->timer |= timer;
 		p->asked = asked;
 	}
-	recfile_write(&r->out, f, len);
+	recfile_frame(&r->out, f, len);
 	switch (m->type) {
 	case PROBE_F_HELLO:
 		r->npids += set_add(&r->pids, m->pid);

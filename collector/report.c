@@ -170,7 +170,8 @@ static int read_frames(const char *file, int fd, struct agg *a)
 		probe_err("%s: only %zu bytes, too short for a probe recording", file, have);
 		return -1;
 	}
-	if (probe_file_header_check(hdr, have, err) < 0) {
+	uint32_t version;
+	if (probe_file_header_check(hdr, have, &version, err) < 0) {
 		probe_err("%s: %s", file, err);
 		return -1;
 	}
@@ -180,6 +181,7 @@ static int read_frames(const char *file, int fd, struct agg *a)
 	if (probe_stream_init(&s) < 0 || probe_scratch_init(&sc) < 0)
 		probe_oom();
 	s.consumed = PROBE_FILE_HDR;    /* so the decoder's offsets are file offsets */
+	s.crc = version == PROBE_FILE_VERSION;
 	struct damage d = { 0 };
 	int rc = 0;
 	for (;;) {
@@ -213,6 +215,7 @@ static int read_frames(const char *file, int fd, struct agg *a)
 		if (probe_stream_init(&t) < 0)
 			probe_oom();
 		t.consumed = s.consumed;
+		t.crc = s.crc;
 		probe_stream_feed(&t, s.buf + s.off, tail);
 		/* What is at the front wants more than is left: not a frame. */
 		while (probe_stream_pending(&t) >= PROBE_FRAME_HDR) {
@@ -234,7 +237,7 @@ static int read_frames(const char *file, int fd, struct agg *a)
 	} else if (d.regions)
 		probe_warn("%s: %" PRIu64 " damaged part%s of the recording (%" PRIu64
 			   " bytes in all, the first at byte %" PRIu64 ") could not be read; "
-			   "skipped to the next frame that decodes, and reporting the rest",
+			   "skipped to the next intact frame, and reporting the rest",
 			   file, d.regions, d.regions == 1 ? "" : "s", d.bytes, d.first);
 	if (rc == 0 && tail)
 		probe_warn("%s: the recording is truncated: its last frame is cut short "

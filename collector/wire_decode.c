@@ -13,13 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ---- frame splitting ------------------------------------------------ */
 
 int probe_stream_init(struct probe_stream *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->buf = malloc(PROBE_FRAME_MAX);
+	s->buf = malloc(PROBE_STREAM_CAP);
 	return s->buf ? 0 : -1;
 }
 
@@ -43,9 +44,9 @@ uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail)
 {
 	if (s->off == s->len)
 		s->off = s->len = 0;    /* all taken: nothing to move */
-	if (s->len == PROBE_FRAME_MAX || s->off > PROBE_FRAME_MAX / 2)
+	if (s->len == PROBE_STREAM_CAP || s->off > PROBE_STREAM_CAP / 2)
 		stream_compact(s);
-	*avail = PROBE_FRAME_MAX - s->len;
+	*avail = PROBE_STREAM_CAP - s->len;
 	return s->buf + s->len;
 }
 
@@ -98,15 +99,21 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 		       s->consumed, size, PROBE_FRAME_HDR, PROBE_FRAME_MAX);
 		return -1;
 	}
-	if (have < size) {
-		if (s->off + size > PROBE_FRAME_MAX)
+	size_t whole = size + (s->crc ? PROBE_FILE_CRC : 0);
+	if (have < whole) {
+		if (s->off + whole > PROBE_STREAM_CAP)
 			stream_compact(s);
 		return 0;
 	}
+	if (s->crc && crc32(0L, p, size) != le32(p + size)) {
+		seterr(err, "frame at byte %" PRIu64 " does not match its checksum: "
+		       "corrupt", s->consumed);
+		return -1;
+	}
 	*frame = p;
 	*len = size;
-	s->off += size;
-	s->consumed += size;
+	s->off += whole;
+	s->consumed += whole;
 	return 1;
 }
 
@@ -115,7 +122,8 @@ size_t probe_stream_pending(const struct probe_stream *s)
 	return s->len - s->off;
 }
 
-int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX])
+int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version_out,
+			    char err[PROBE_ERR_MAX])
 {
 	if (n >= 8 && (memcmp(p, "PERFILE2", 8) == 0 || memcmp(p, "PERFFILE", 8) == 0)) {
 		seterr(err, "a recording of perf's (perf record), not of probe's: open "
@@ -128,10 +136,10 @@ int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX])
 		return -1;
 	}
 	uint32_t version = le32(p + 8), hdr = le32(p + 12);
-	if (version != PROBE_WIRE_VERSION) {
+	if (version != PROBE_FILE_VERSION && version != PROBE_FILE_V1) {
 		seterr(err, "recording has format version %" PRIu32
-		       ", this probe reads version %u", version,
-		       PROBE_WIRE_VERSION);
+		       ", this probe reads versions %u and %u", version,
+		       PROBE_FILE_V1, PROBE_FILE_VERSION);
 		return -1;
 	}
 	if (hdr != PROBE_FILE_HDR) {
@@ -139,6 +147,7 @@ int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX])
 		       PROBE_FILE_HDR);
 		return -1;
 	}
+	*version_out = version;
 	return 0;
 }
 

@@ -21,8 +21,12 @@
 
 #define PROBE_ERR_MAX 256
 
+/* A frame and its CRC (a recording of version 2) fit in the stream. */
+#define PROBE_STREAM_CAP (PROBE_FRAME_MAX + PROBE_FILE_CRC)
+
 struct probe_stream {
-	uint8_t *buf;       /* holds at most PROBE_FRAME_MAX bytes */
+	uint8_t *buf;       /* holds at most PROBE_STREAM_CAP bytes */
+	unsigned crc;       /* each frame is followed by its CRC-32 (file v2) */
 	size_t len;         /* bytes buffered */
 	size_t off;         /* start of the next unread frame */
 	uint64_t consumed;  /* bytes handed out as frames so far (for errors) */
@@ -44,8 +48,12 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 /* Bytes of an incomplete frame left over at end of stream (0 = clean). */
 size_t probe_stream_pending(const struct probe_stream *s);
 
-/* Check a recording's 16-byte header; -1 with err if it is not one. */
-int probe_file_header_check(const uint8_t *p, size_t n, char err[PROBE_ERR_MAX]);
+/*
+ * Check a recording's 16-byte header; -1 with err if it is not one.  Its
+ * version in *version: PROBE_FILE_VERSION (set the stream's crc) or V1.
+ */
+int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version,
+			    char err[PROBE_ERR_MAX]);
 
 struct probe_sample {
 	uint32_t tid;

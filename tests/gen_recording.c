@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, fbuf, FBUF_CAP);
-	probe_put_file_header(&w);
+	probe_put_file_header(&w, PROBE_FILE_V1);  /* old files still read */
 	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, pid);
 	probe_put_u32(&w, PROBE_WIRE_VERSION);
 	probe_put_u32(&w, (uint32_t)getppid());

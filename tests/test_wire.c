@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "probe/wire.h"
 #include "tap.h"
@@ -128,7 +129,7 @@ int main(void)
 {
 	char err[PROBE_ERR_MAX];
 	int pending = 0;
-	plan(22);
+	plan(25);
 
 	size_t n = make_stream(buf, sizeof(buf));
 	ok(n > 0, "encoder produced a stream of %zu bytes", n);
@@ -279,13 +280,58 @@ int main(void)
 		struct probe_wbuf w;
 		uint8_t b[PROBE_FILE_HDR];
 		probe_wbuf_init(&w, b, sizeof(b));
-		probe_put_file_header(&w);
-		ok(probe_file_header_check(b, w.len, err) == 0, "file header accepted");
+		uint32_t v = 0;
+		probe_put_file_header(&w, PROBE_FILE_VERSION);
+		int hr = probe_file_header_check(b, w.len, &v, err);
+		ok(hr == 0 && v == PROBE_FILE_VERSION, "file header accepted: version %u",
+		   (unsigned)v);
+		b[8] = PROBE_FILE_V1;
+		ok(probe_file_header_check(b, w.len, &v, err) == 0 && v == PROBE_FILE_V1,
+		   "version 1 (no CRCs) still accepted");
 		b[8] = 9;
-		ok(probe_file_header_check(b, w.len, err) < 0 && strstr(err, "version"),
+		ok(probe_file_header_check(b, w.len, &v, err) < 0 && strstr(err, "version"),
 		   "other version refused: %s", err);
-		ok(probe_file_header_check((const uint8_t *)"#!/bin/sh\necho hi\n", 18, err) < 0,
+		ok(probe_file_header_check((const uint8_t *)"#!/bin/sh\necho hi\n", 18, &v, err) < 0,
 		   "a shell script is not a recording: %s", err);
+	}
+
+	/* Version 2: each frame followed by its CRC-32; a flipped byte is caught. */
+	{
+		static uint8_t b[256];
+		struct probe_wbuf w;
+		struct probe_stream s;
+		const uint8_t *f;
+		size_t flen, one;
+		int nf = 0, r;
+		probe_wbuf_init(&w, b, sizeof(b));
+		for (int i = 0; i < 2; i++) {
+			size_t at = probe_frame_begin(&w, PROBE_F_THREAD, 42);
+			probe_put_u32(&w, 43);
+			probe_put_str(&w, "worker");
+			probe_frame_end(&w, at);
+			uLong c = crc32(0L, b + at, (uInt)(w.len - at));
+			probe_put_u32(&w, (uint32_t)c);
+			one = w.len;
+		}
+		one /= 2;
+		probe_stream_init(&s);
+		s.crc = 1;
+		probe_stream_feed(&s, b, w.len);
+		while ((r = probe_stream_next(&s, &f, &flen, err)) == 1)
+			nf++;
+		ok(nf == 2 && r == 0 && flen == one - PROBE_FILE_CRC,
+		   "frames with CRCs: 2 frames of %zu bytes, CRCs skipped", flen);
+		probe_stream_free(&s);
+		b[one + PROBE_FRAME_HDR + 5] ^= 0x20;   /* a letter of "worker" */
+		probe_stream_init(&s);
+		s.crc = 1;
+		probe_stream_feed(&s, b, w.len);
+		nf = 0;
+		while ((r = probe_stream_next(&s, &f, &flen, err)) == 1)
+			nf++;
+		ok(nf == 1 && r < 0 && strstr(err, "checksum"),
+		   "a flipped byte in a name fails the second frame's CRC: %s", err);
+		probe_stream_free(&s);
 	}
 
 	/* Garbage and mutated streams: errors, never crashes (ASan watches). */

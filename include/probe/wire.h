@@ -5,7 +5,10 @@
  * Contract:
  *   - A stream is a sequence of frames.  A live socket carries frames only; a
  *     recording on disk is a 16-byte file header followed by the same frames
- *     (from any number of processes, interleaved frame by frame).
+ *     (from any number of processes, interleaved frame by frame), each
+ *     followed by its u32 CRC-32 (zlib's crc32 of the frame's bytes), so
+ *     that a reader can find frames again after damage.  Files of version 1
+ *     have no CRCs; readers still read them.
  *   - Every integer is little-endian.  A frame is a 12-byte header
  *       u32 size   total frame size in bytes, header included,
  *                  PROBE_FRAME_HDR <= size <= PROBE_FRAME_MAX
@@ -37,6 +40,9 @@
 
 #define PROBE_FILE_MAGIC "PROBEREC"     /* 8 bytes, no NUL on disk */
 #define PROBE_FILE_HDR 16u              /* magic, u32 version, u32 hdr size */
+#define PROBE_FILE_VERSION 2u           /* frames with a CRC-32 after each */
+#define PROBE_FILE_V1 1u                /* frames alone */
+#define PROBE_FILE_CRC 4u               /* bytes of CRC after a frame (v2) */
 
 #define PROBE_FRAME_HDR 12u
 #define PROBE_FRAME_MAX (1u << 20)      /* 1 MiB, header included */
@@ -225,10 +231,11 @@ static inline void probe_frame_end(struct probe_wbuf *w, size_t at)
 }
 
 /* The 16-byte recording file header. */
-static inline void probe_put_file_header(struct probe_wbuf *w)
+/* version: PROBE_FILE_VERSION (frames then CRCs), or PROBE_FILE_V1. */
+static inline void probe_put_file_header(struct probe_wbuf *w, uint32_t version)
 {
 	probe_put_bytes(w, PROBE_FILE_MAGIC, 8);
-	probe_put_u32(w, PROBE_WIRE_VERSION);
+	probe_put_u32(w, version);
 	probe_put_u32(w, PROBE_FILE_HDR);
 }
 
