@@ -31,7 +31,11 @@ PRELOAD_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -D_GNU_SOURCE \
 GT_CFLAGS = -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -D_GNU_SOURCE
 
 PRELOAD_SRC   := $(wildcard preload/*.c)
-COLLECTOR_SRC := $(wildcard collector/*.c)
+# collector/: the commands in cmd/ (as perf's builtin-*.c), one folder per
+# stage below them; every folder is on the include path.
+COLLECTOR_DIRS := collector $(patsubst %/,%,$(wildcard collector/*/))
+COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS))
+COLLECTOR_SRC := $(wildcard $(addsuffix /*.c,$(COLLECTOR_DIRS)))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o)
 # Everything of the collector but main(), for unit tests.
@@ -70,11 +74,11 @@ deps:
 
 $(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(PRELOAD_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/collector/%.o: collector/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(COLLECTOR_INC) $(DW_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIBPROBE): $(PRELOAD_OBJ) preload/libprobe.map
 	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe.map \
@@ -89,7 +93,7 @@ $(BUILD)/tests/gt_%: tests/gt_%.c
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) -Icollector -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) -lncursesw -lm
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) -lncursesw -lm
 
 $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)
@@ -180,10 +184,10 @@ bench:
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
-	-fsanitize=fuzzer,address,undefined -Iinclude -Icollector -D_GNU_SOURCE $(DW_CFLAGS)
+	-fsanitize=fuzzer,address,undefined -Iinclude $(COLLECTOR_INC) -D_GNU_SOURCE $(DW_CFLAGS)
 FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC))
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard collector/*.h include/probe/*.h)
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard $(addsuffix /*.h,$(COLLECTOR_DIRS)) include/probe/*.h)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) -lncursesw -lm
 

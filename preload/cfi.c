@@ -2,7 +2,7 @@
  * cfi.c - the fast path in front of libunwind: a small, process-wide cache
  * of x86-64 frame rules read from .eh_frame, and the stack walk that uses
  * it from the signal handler.  The cache is in the arena: the collector
- * learns the rules (collector/cfi_learn.c) and writes them there.
+ * learns the rules (collector/ingest/cfi_learn.c) and writes them there.
  *
  * Why: at 1 kHz the handler runs with cold caches and TLB, and libunwind's
  * unw_backtrace then costs 0.5 us typically and ~3 us at the 99th

@@ -18,7 +18,7 @@
  *      replace the user's recording.  A name starting with '@' is in the
  *      abstract namespace (the collector this library started, below).
  *   2. No PROBE_SOCKET and no PROBE_OUTPUT: a `probe top` may be watching
- *      this user's DIR/top.sock (DIR as collector/usock.c's usock_dir() has
+ *      this user's DIR/top.sock (DIR as collector/ingest/usock.c's usock_dir() has
  *      it): connect there, silently, when DIR is a real directory (not a
  *      symbolic link) of our euid with mode 0700 and holds the socket.
  *   3. Otherwise LD_PRELOAD alone: start a collector, `probe record
@@ -163,7 +163,7 @@ static int still_ours(void)
 
 /*
  * The per-user directory of `probe top`.  This must stay in step with
- * collector/usock.c (SOCK_SUFFIX_MAX, xdg_usable(), usock_dir()), except
+ * collector/ingest/usock.c (SOCK_SUFFIX_MAX, xdg_usable(), usock_dir()), except
  * that we never create it: we only look.
  */
 #define USOCK_SUFFIX_MAX 32     /* "/probe/record-4294967295.sock" */

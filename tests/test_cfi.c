@@ -1,5 +1,5 @@
 /*
- * test_cfi - the collector's frame-rule learner (collector/cfi_learn.c) on
+ * test_cfi - the collector's frame-rule learner (collector/ingest/cfi_learn.c) on
  * real object files and on hostile ones.
  *
  *   test_cfi ELF FUNC...   (tests/02-cfi.t passes gt_recurse and its

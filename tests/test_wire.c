@@ -1,7 +1,7 @@
 /*
  * test_wire.c - the wire decoder against good, truncated, oversized and
  * garbage input.  Encodes with wire.h's helpers (the writer libprobe uses),
- * decodes with collector/wire_decode.c (the one decoder).
+ * decodes with collector/data/wire_decode.c (the one decoder).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "report_fmt.h"
+#include "format.h"
 #include "util.h"
 
 #define TREE_DEFAULT_LIMIT 0.5

@@ -1,5 +1,5 @@
 /* report_common.c - see report_fmt.h: header lines, percentages, keys. */
-#include "report_fmt.h"
+#include "format.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 
 #include "aggregate.h"
 #include "cmdopt.h"
-#include "report_fmt.h"
+#include "format.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "util.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "report_fmt.h"
+#include "format.h"
 #include "util.h"
 
 struct row_key {
