@@ -19,6 +19,7 @@
 #include "aggregate.h"
 #include "cmdopt.h"
 #include "format.h"
+#include "outfile.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "util.h"
@@ -27,16 +28,21 @@
 void report_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: probe report [-i] FILE [--format text|tree|folded] [--tree]\n"
+		"usage: probe report [-i] FILE [--format FORMAT] [-o OUT] [--tree]\n"
 		"                    [--sort KEYS] [--lines] [--percent-limit PCT]\n"
 		"                    [--no-demangle] [--no-inline] [--stdio]\n"
+		"                    [--title TEXT] [--width PX] [--inverted]\n"
 		"\n"
 		"Show a recording made by probe record (default FILE: probe.data).\n"
 		"\n"
 		"  -i, --input FILE       the recording (\"-\": standard input)\n"
-		"  --format FORMAT        text: flat profile (default); tree: call tree,\n"
-		"                         callers -> callees; folded: exe;root;...;leaf COUNT\n"
-		"                         for flamegraph.pl and speedscope\n"
+		"  --format FORMAT        one of:\n");
+	for (unsigned i = 0; format_at(i); i++)
+		fprintf(out, "                           %-12s %s\n", format_at(i)->name,
+			format_at(i)->help);
+	fprintf(out,
+		"  -o, --output OUT       write the report to OUT (made whole, then\n"
+		"                         renamed into place) instead of standard output\n"
 		"  --tree                 same as --format tree\n"
 		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
 		"                         comm (thread name), exe, sym, dso, srcline\n"
@@ -51,6 +57,9 @@ void report_usage(FILE *out)
 		"  --percent-limit PCT    hide rows (tree: nodes) under PCT %% of the total\n"
 		"                         (default 0 for text, 0.5 for the tree)\n"
 		"  --stdio                accepted for perf compatibility (always stdio)\n"
+		"  --title TEXT           a picture's title\n"
+		"  --width PX             a picture's width in pixels (default 1200)\n"
+		"  --inverted             a picture upside down: leaves at the root (icicle)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Shares are by event weight (the sampling period), like perf's period.\n"
@@ -248,7 +257,7 @@ static int read_frames(const char *file, int fd, struct agg *a)
 	return rc;
 }
 
-struct agg *report_load(const char *file)
+struct agg *report_load(const char *file, int keep_samples)
 {
 	int fd;
 	if (strcmp(file, "-") == 0) {
@@ -271,6 +280,8 @@ struct agg *report_load(const char *file)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
 	struct agg *a = agg_new();
+	if (keep_samples)
+		agg_keep_samples(a);
 	int rc = read_frames(file, fd, a);
 	if (fd != 0)
 		close(fd);
@@ -301,10 +312,14 @@ int cmd_report(int argc, char **argv)
 		{ "demangle", no_argument, NULL, 'D' },
 		{ "no-inline", no_argument, NULL, 'N' },
 		{ "inline", no_argument, NULL, 'I' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'W' },
+		{ "inverted", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts o = { .file = NULL, .format = FMT_TEXT };
+	struct report_opts o = { .file = NULL, .format = format_find("text") };
 	o.keys[0] = KEY_SYM;
 	o.keys[1] = KEY_DSO;
 	o.nkeys = 2;
@@ -313,23 +328,34 @@ int cmd_report(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:s:hM", longopts, NULL)) != -1) {
+	uint64_t width;
+	while ((c = getopt_long(argc, argv, ":i:s:o:hM", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o.file = optarg;
 			break;
 		case 'f':
-			if (strcmp(optarg, "text") == 0 || strcmp(optarg, "stdio") == 0)
-				o.format = FMT_TEXT;
-			else if (strcmp(optarg, "tree") == 0)
-				o.format = FMT_TREE;
-			else if (strcmp(optarg, "folded") == 0)
-				o.format = FMT_FOLDED;
-			else
-				return usage_error("unknown format '%s' (use text, tree or folded)", optarg);
+			if (!(o.format = format_find(optarg)))
+				return usage_error("unknown format '%s' (use %s)", optarg,
+						   format_names());
 			break;
 		case 't':
-			o.format = FMT_TREE;
+			o.format = format_find("tree");
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'T':
+			o.title = optarg;
+			break;
+		case 'W':
+			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000)
+				return usage_error("bad --width '%s': use a number of pixels "
+						   "from 100 to 100000", optarg);
+			o.width = (unsigned)width;
+			break;
+		case 'V':
+			o.inverted = 1;
 			break;
 		case 's':
 			if (parse_keys(optarg, &o) < 0)
@@ -340,7 +366,7 @@ int cmd_report(int argc, char **argv)
 			o.keys[0] = KEY_SRCLINE;
 			o.keys[1] = KEY_SYM;
 			o.nkeys = 2;
-			o.format = FMT_TEXT;
+			o.format = format_find("text");
 			break;
 		case 'M':
 			o.resolve.demangle = 0;
@@ -377,8 +403,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!o.file)
 		o.file = "probe.data";
+	if (o.format->binary && !o.output && isatty(1))
+		return usage_error("--format %s is binary: give -o FILE, or pipe it",
+				   o.format->name);
 
-	struct agg *a = report_load(o.file);
+	struct agg *a = report_load(o.file, o.format->samples);
 	if (!a)
 		return 1;
 	if (agg_totals(a)->samples == 0) {
@@ -390,24 +419,14 @@ int cmd_report(int argc, char **argv)
 	struct resolver *res = resolver_new(a, sc, &o.resolve);
 	struct report_ctx ctx;
 	report_ctx_init(&ctx, &o, a, res);
-	int rc;
-	switch (o.format) {
-	case FMT_TREE:
-		rc = report_tree(&ctx, stdout);
-		break;
-	case FMT_FOLDED:
-		rc = report_folded(&ctx, stdout);
-		break;
-	default:
-		rc = report_text(&ctx, stdout);
-		break;
+	struct outfile of;
+	int rc = outfile_open(&of, o.output);
+	if (rc == 0) {
+		rc = o.format->write(&ctx, of.f);
+		rc = outfile_close(&of, rc);
 	}
 	resolver_free(res);
 	symcache_free(sc);
 	agg_free(a);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		probe_err("cannot write the report: %s", strerror(errno));
-		return 1;
-	}
 	return rc < 0 ? 1 : 0;
 }

@@ -16,8 +16,9 @@ void report_usage(FILE *out);
 
 /*
  * Read and aggregate one recording (file, or "-" for stdin) into a new
- * struct agg, finished.  NULL after a "probe: FILE: ..." message.
+ * struct agg, finished, with its samples one by one if keep_samples
+ * (agg_samples()).  NULL after a "probe: FILE: ..." message.
  */
-struct agg *report_load(const char *file);
+struct agg *report_load(const char *file, int keep_samples);
 
 #endif

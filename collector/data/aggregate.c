@@ -39,6 +39,7 @@ struct count_key {
 struct count_ent {
 	struct count_key key;
 	uint64_t samples, weight;
+	uint32_t id;                    /* order of creation */
 	UT_hash_handle hh;
 };
 
@@ -67,6 +68,11 @@ struct agg {
 	struct count_ent *counts;
 	struct agg_count *count_vec;    /* built by agg_finish */
 	size_t ncounts;
+	uint32_t ncreated;              /* count entries made so far */
+	int keep;                       /* keep every sample (agg_keep_samples) */
+	int finished_samples;           /* their counts are rows, in time order */
+	struct agg_sample *samples;     /* .count is a count id until agg_finish */
+	size_t nsamples, samples_cap;
 	uint64_t map_seq;
 	struct agg_totals t;
 };
@@ -132,6 +138,7 @@ void agg_free(struct agg *a)
 		free(c);
 	}
 	free(a->count_vec);
+	free(a->samples);
 	free(a);
 }
 
@@ -422,6 +429,7 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		if (!c) {
 			c = xcalloc(1, sizeof(*c));
 			c->key = key;
+			c->id = a->ncreated++;
 			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
 			note_thread(a, pid, s->tid);
 		}
@@ -429,6 +437,12 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 	}
 	c->samples++;
 	c->weight = sat_add(c->weight, s->weight);
+	if (a->keep) {
+		a->samples = xgrow(a->samples, &a->samples_cap, a->nsamples + 1,
+				   sizeof(*a->samples));
+		a->samples[a->nsamples++] =
+			(struct agg_sample){ s->time_ns, s->weight, c->id };
+	}
 	a->t.samples++;
 	a->t.weight = sat_add(a->t.weight, s->weight);
 	if (s->time_ns < a->t.t_min)
@@ -494,6 +508,8 @@ static int cmp_count(const void *x, const void *y)
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
+static void finish_samples(struct agg *a, const uint32_t *row_of_id);
+
 void agg_finish(struct agg *a)
 {
 	for (size_t i = 0; i < a->nimages; i++) {
@@ -522,6 +538,19 @@ void agg_finish(struct agg *a)
 	/* A stable order makes every output deterministic. */
 	if (a->ncounts)
 		qsort(a->count_vec, a->ncounts, sizeof(*a->count_vec), cmp_count);
+	if (a->keep && !a->finished_samples) {
+		uint32_t *row_of_id = xmalloc((a->ncreated ? a->ncreated : 1) * sizeof(uint32_t));
+		for (size_t r = 0; r < a->ncounts; r++) {
+			const struct agg_count *o = &a->count_vec[r];
+			struct count_key key = { o->image, o->gen, o->tid, o->stack };
+			struct count_ent *c;
+			HASH_FIND(hh, a->counts, &key, sizeof(key), c);
+			row_of_id[c->id] = (uint32_t)r;
+		}
+		finish_samples(a, row_of_id);
+		free(row_of_id);
+		a->finished_samples = 1;
+	}
 }
 
 const struct agg_totals *agg_totals(const struct agg *a)
@@ -610,4 +639,49 @@ const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t
 			best = mp;
 	}
 	return best;
+}
+
+/* ---- samples one by one ---------------------------------------------- */
+
+void agg_keep_samples(struct agg *a)
+{
+	a->keep = 1;
+}
+
+/* By time, then by arrival (the index): a stable order. */
+static int cmp_sample_idx(const void *x, const void *y, void *arg)
+{
+	const struct agg_sample *s = arg;
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	if (s[i].time != s[j].time)
+		return s[i].time < s[j].time ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Count ids to rows of the sorted count_vec; then time order. */
+static void finish_samples(struct agg *a, const uint32_t *row_of_id)
+{
+	size_t n = a->nsamples, *idx = xmalloc((n ? n : 1) * sizeof(*idx));
+	struct agg_sample *out = xmalloc((n ? n : 1) * sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		a->samples[i].count = row_of_id[a->samples[i].count];
+		idx[i] = i;
+	}
+	qsort_r(idx, n, sizeof(*idx), cmp_sample_idx, a->samples);
+	for (size_t i = 0; i < n; i++)
+		out[i] = a->samples[idx[i]];
+	free(idx);
+	free(a->samples);
+	a->samples = out;
+	a->samples_cap = n;
+}
+
+size_t agg_nsamples(const struct agg *a)
+{
+	return a->nsamples;
+}
+
+const struct agg_sample *agg_samples(const struct agg *a)
+{
+	return a->samples;
 }

@@ -65,6 +65,13 @@ struct agg_count {
 	uint64_t samples, weight;
 };
 
+/* One sample, when they are kept (agg_keep_samples). */
+struct agg_sample {
+	uint64_t time;          /* ns, CLOCK_MONOTONIC of the recording machine */
+	uint64_t weight;        /* its period (ns for clock events) */
+	uint32_t count;         /* its row of agg_counts(): image, tid, stack */
+};
+
 struct agg_totals {
 	uint64_t samples, weight;
 	uint64_t lost[PROBE_LOST_REASON_MAX]; /* [0]: reasons we do not know */
@@ -81,6 +88,11 @@ void agg_free(struct agg *a);
 /* One decoded frame (SAMPLES are walked here). */
 void agg_add(struct agg *a, struct probe_msg *m);
 void agg_finish(struct agg *a);
+/* Keep every sample too (24 bytes each); call before the first agg_add. */
+void agg_keep_samples(struct agg *a);
+/* The samples kept, in time order (ties in the order they came). */
+size_t agg_nsamples(const struct agg *a);
+const struct agg_sample *agg_samples(const struct agg *a);
 
 const struct agg_totals *agg_totals(const struct agg *a);
 size_t agg_nimages(const struct agg *a);

@@ -104,3 +104,38 @@ enum sort_key sort_key_parse(const char *s, size_t len)
 			return (enum sort_key)k;
 	return KEY_COUNT;
 }
+
+/* ---- the table of formats ------------------------------------------ */
+
+static const struct format_desc format_table[] = {
+	{ "text", report_text, 0, 0, "flat profile (the default)" },
+	{ "stdio", report_text, 0, 0, "the same as text (perf's name)" },
+	{ "tree", report_tree, 0, 0, "call tree, callers -> callees" },
+	{ "folded", report_folded, 0, 0,
+	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
+};
+
+#define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))
+
+const struct format_desc *format_at(unsigned i)
+{
+	return i < NFORMATS ? &format_table[i] : NULL;
+}
+
+const struct format_desc *format_find(const char *name)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (strcmp(format_table[i].name, name) == 0)
+			return &format_table[i];
+	return NULL;
+}
+
+const char *format_names(void)
+{
+	static char names[512];
+	size_t n = 0;
+	for (size_t i = 0; i < NFORMATS && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      i ? ", " : "", format_table[i].name);
+	return names;
+}

@@ -1,11 +1,13 @@
 /*
- * report_fmt.h - what the report formats share: their options, the data
- * they read, the header lines, and percentages.
+ * format.h - what the report formats share: their options, the data they
+ * read, the header lines, percentages, and the table of formats.
  *
  * Contract:
- *   - Each format reads a finished struct agg (aggregate.h) through a
+ *   - Each format is one file of format/ and one row of format_table
+ *     (common.c): it reads a finished struct agg (aggregate.h) through a
  *     resolver (resolve.h) and writes to out; it returns 0, or -1 after
- *     printing a "probe:" message.
+ *     printing a "probe:" message.  A format whose row says samples gets
+ *     the recording's samples one by one in time order (agg_samples()).
  *   - Percentages are by weight (the sum of sample periods, like perf's
  *     period); if every weight is 0 they fall back to sample counts.
  */
@@ -18,7 +20,22 @@
 #include "aggregate.h"
 #include "resolve.h"
 
-enum report_format { FMT_TEXT, FMT_TREE, FMT_FOLDED };
+struct report_ctx;
+
+struct format_desc {
+	const char *name;       /* --format NAME */
+	int (*write)(const struct report_ctx *c, FILE *out);
+	int binary;             /* not for a terminal: needs -o or a pipe */
+	int samples;            /* reads agg_samples() (time order) */
+	const char *help;       /* one line for --help */
+};
+
+/* The format named name, or NULL. */
+const struct format_desc *format_find(const char *name);
+/* "text, tree, folded, ...": every name, for messages and --help. */
+const char *format_names(void);
+/* Row i of the table, or NULL past its end. */
+const struct format_desc *format_at(unsigned i);
 
 enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_SRCLINE,
 		KEY_COUNT };
@@ -26,7 +43,11 @@ enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_SRCLI
 
 struct report_opts {
 	const char *file;
-	enum report_format format;
+	const struct format_desc *format;
+	const char *output;     /* -o FILE, or NULL: stdout */
+	const char *title;      /* --title (pictures), or NULL: the default */
+	unsigned width;         /* --width in pixels (pictures), 0: the default */
+	int inverted;           /* --inverted: icicle, leaves at the root */
 	enum sort_key keys[REPORT_MAX_KEYS];
 	int nkeys;
 	double percent_limit;
