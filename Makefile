@@ -18,6 +18,8 @@ SAN     ?=
 PKG_CONFIG ?= pkg-config
 DW_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libdw libelf 2>/dev/null)
 DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+# libiberty (the demangler): Debian ships it as a static archive only.
+DW_LIBS    += -liberty
 UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
@@ -57,7 +59,7 @@ PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
 # fail in the compiler (make run, make test and make deps install them).
-HAVE_DEPS := $(if $(wildcard /usr/include/uthash.h),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib 2>/dev/null && echo yes))
+HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
 ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)

@@ -14,6 +14,7 @@
 
 #include "aggregate.h"
 #include "probe/wire.h"
+#include "demangle.h"
 #include "symbols.h"
 #include "tap.h"
 #include "wire_decode.h"

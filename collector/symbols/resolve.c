@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "hashtab.h"
 #include "strpool.h"
 #include "util.h"

@@ -32,11 +32,6 @@
  *     the symbol table) with its position.  Names may be mangled.  Returns
  *     the count (at least 1), or 0 when DWARF does not cover vaddr.  Strings
  *     live as long as the cache.
- *   - probe_demangle() returns a malloc'd demangled name, or NULL when the
- *     name is not mangled or no demangler is available: Rust's legacy
- *     mangling is decoded here (hash dropped, as perf shows it), C++ with
- *     libstdc++'s __cxa_demangle, loaded with dlopen so the collector does
- *     not link C++.
  */
 #ifndef PROBE_SYMBOLS_H
 #define PROBE_SYMBOLS_H
@@ -74,6 +69,5 @@ size_t symobj_count(const struct symobj *o);
 unsigned symobj_sources(const struct symobj *o);
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max);
 
-char *probe_demangle(const char *name);
 
 #endif

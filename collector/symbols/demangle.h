@@ -1,0 +1,14 @@
+/*
+ * demangle.h - C++ and Rust (legacy and v0) names as people read them.
+ *
+ * Contract: probe_demangle() returns a malloc'd demangled name, or NULL
+ * when the name is not mangled (or is broken).  Rust hashes are left out,
+ * as perf and rustc-demangle's alternate form show them.  It is libiberty's
+ * demangler (binutils', gdb's and perf's), linked statically.
+ */
+#ifndef PROBE_DEMANGLE_H
+#define PROBE_DEMANGLE_H
+
+char *probe_demangle(const char *name);
+
+#endif
