@@ -1,7 +1,8 @@
 /*
- * report_folded.c - folded stacks for flamegraph.pl, speedscope and
- * inferno: one line per distinct stack, "exe;outermost;...;leaf COUNT",
- * COUNT in samples, lines in byte order.
+ * folded.c - folded stacks for flamegraph.pl, speedscope and inferno: one
+ * line per distinct stack, "exe;outermost;...;leaf COUNT", COUNT in
+ * samples, lines in byte order.  probe diff writes two counts per line,
+ * base and new, as FlameGraph's difffolded.pl does.
  *
  * Frames are named as in the text report; a ';' inside a name would split
  * it, so it becomes ':'.  Different address stacks that name the same
@@ -15,9 +16,9 @@
 #include "format.h"
 #include "util.h"
 
-struct line {
+struct folded_line {
 	UT_hash_handle hh;
-	uint64_t samples;
+	uint64_t samples[2];
 	char text[];
 };
 
@@ -38,53 +39,78 @@ static void sb_add(struct sbuf *b, const char *s)
 
 static int cmp_line(const void *x, const void *y)
 {
-	const struct line *a = *(const struct line *const *)x;
-	const struct line *b = *(const struct line *const *)y;
+	const struct folded_line *a = *(const struct folded_line *const *)x;
+	const struct folded_line *b = *(const struct folded_line *const *)y;
 	return strcmp(a->text, b->text);
 }
 
-int report_folded(const struct report_ctx *c, FILE *out)
+/* "exe;outermost;...;leaf" of one count row into b. */
+static void stack_text(const struct report_ctx *c, const struct agg_count *k,
+		       struct rframe *fr, struct sbuf *b)
 {
-	struct line *lines = NULL;
+	uint32_t n = resolve_stack(c->res, k, fr);
+	b->len = 0;
+	sb_add(b, agg_image(c->agg, k->image)->name);
+	for (uint32_t f = n; f-- > 0;) {
+		sb_add(b, ";");
+		b->p[b->len - 1] = ';';   /* sb_add maps ';' to ':' */
+		sb_add(b, resolver_loc(c->res, fr[f].loc)->sym);
+	}
+}
+
+void folded_add(struct folded *set, const struct report_ctx *c, int which)
+{
+	struct folded_line **lines = &set->lines;
 	struct sbuf b = { 0 };
 	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
 	const struct agg_count *counts = agg_counts(c->agg);
 	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
-		const struct agg_count *k = &counts[i];
-		uint32_t n = resolve_stack(c->res, k, fr);
-		b.len = 0;
-		sb_add(&b, agg_image(c->agg, k->image)->name);
-		for (uint32_t f = n; f-- > 0;) {
-			sb_add(&b, ";");
-			b.p[b.len - 1] = ';';   /* sb_add maps ';' to ':' */
-			sb_add(&b, resolver_loc(c->res, fr[f].loc)->sym);
-		}
-		struct line *l;
-		HASH_FIND(hh, lines, b.p, b.len, l);
+		stack_text(c, &counts[i], fr, &b);
+		struct folded_line *l;
+		HASH_FIND(hh, *lines, b.p, b.len, l);
 		if (!l) {
-			l = xmalloc(sizeof(*l) + b.len + 1);
-			memset(&l->hh, 0, sizeof(l->hh));
-			l->samples = 0;
+			l = xcalloc(1, sizeof(*l) + b.len + 1);
 			memcpy(l->text, b.p, b.len + 1);
-			HASH_ADD_KEYPTR(hh, lines, l->text, b.len, l);
+			HASH_ADD_KEYPTR(hh, *lines, l->text, b.len, l);
 		}
-		l->samples += k->samples;
+		l->samples[which] += counts[i].samples;
 	}
 	free(fr);
 	free(b.p);
+}
 
+void folded_write(struct folded *set, FILE *out, int both)
+{
+	struct folded_line *lines = set->lines;
 	size_t n = HASH_COUNT(lines), i = 0;
-	struct line **vec = xmalloc((n ? n : 1) * sizeof(*vec));
-	for (struct line *l = lines; l; l = l->hh.next)
+	struct folded_line **vec = xmalloc((n ? n : 1) * sizeof(*vec));
+	for (struct folded_line *l = lines; l; l = l->hh.next)
 		vec[i++] = l;
 	qsort(vec, n, sizeof(*vec), cmp_line);
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s %" PRIu64 "\n", vec[i]->text, vec[i]->samples);
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%s %" PRIu64, vec[i]->text, vec[i]->samples[0]);
+		if (both)
+			fprintf(out, " %" PRIu64, vec[i]->samples[1]);
+		fputc('\n', out);
+	}
 	free(vec);
-	struct line *l, *tmp;
+}
+
+void folded_free(struct folded *set)
+{
+	struct folded_line *lines = set->lines, *l, *tmp;
 	HASH_ITER(hh, lines, l, tmp) {
 		HASH_DEL(lines, l);
 		free(l);
 	}
+	set->lines = NULL;
+}
+
+int report_folded(const struct report_ctx *c, FILE *out)
+{
+	struct folded set = { 0 };
+	folded_add(&set, c, 0);
+	folded_write(&set, out, 0);
+	folded_free(&set);
 	return 0;
 }

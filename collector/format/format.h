@@ -81,4 +81,14 @@ int report_text(const struct report_ctx *c, FILE *out);
 int report_tree(const struct report_ctx *c, FILE *out);
 int report_folded(const struct report_ctx *c, FILE *out);
 
+/* Folded stacks of one or two recordings (probe diff: which 0 base, 1 new). */
+struct folded_line;
+struct folded {
+	struct folded_line *lines;
+};
+void folded_add(struct folded *set, const struct report_ctx *c, int which);
+/* "stack COUNT" lines, or "stack BASE NEW" with both. */
+void folded_write(struct folded *set, FILE *out, int both);
+void folded_free(struct folded *set);
+
 #endif
