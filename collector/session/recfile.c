@@ -96,17 +96,7 @@ void recfile_flush(struct recfile *f)
 		flush(f);
 }
 
-void recfile_frame(struct recfile *f, const void *frame, size_t n)
-{
-	uint8_t crc[PROBE_FILE_CRC];
-	uLong c = crc32(0L, frame, (uInt)n);
-	for (unsigned i = 0; i < PROBE_FILE_CRC; i++)
-		crc[i] = (uint8_t)(c >> (8 * i));
-	recfile_write(f, frame, n);
-	recfile_write(f, crc, sizeof(crc));
-}
-
-void recfile_write(struct recfile *f, const void *data, size_t n)
+static void recfile_write(struct recfile *f, const void *data, size_t n)
 {
 	if (f->err || f->fd < 0)
 		return;
@@ -121,6 +111,17 @@ void recfile_write(struct recfile *f, const void *data, size_t n)
 	if (!f->err)
 		f->bytes += n;
 }
+
+void recfile_frame(struct recfile *f, const void *frame, size_t n)
+{
+	uint8_t crc[PROBE_FILE_CRC];
+	uLong c = crc32(0L, frame, (uInt)n);
+	for (unsigned i = 0; i < PROBE_FILE_CRC; i++)
+		crc[i] = (uint8_t)(c >> (8 * i));
+	recfile_write(f, frame, n);
+	recfile_write(f, crc, sizeof(crc));
+}
+
 
 int recfile_close(struct recfile *f)
 {

@@ -9,7 +9,7 @@
  *     0600: a recording holds the command line) and buffers the header; -1
  *     after one message.
  *   - recfile_frame() buffers a frame and its CRC-32 (include/probe/wire.h);
- *     recfile_write() buffers bytes; the first write error is kept, reported once
+ *     the first write error is kept, reported once
  *     by recfile_close(), and later writes are dropped.
  *   - recfile_close() flushes and closes; 0, or -1 after a message (the file
  *     size limit, ulimit -f, is said as such: the collector ignores
@@ -35,7 +35,6 @@ struct recfile {
 
 int recfile_open(struct recfile *f, const char *path);
 void recfile_frame(struct recfile *f, const void *frame, size_t n);
-void recfile_write(struct recfile *f, const void *data, size_t n);
 /* Write out what is buffered (so a crash of probe loses little). */
 void recfile_flush(struct recfile *f);
 int recfile_close(struct recfile *f);

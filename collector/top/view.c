@@ -1,0 +1,493 @@
+/*
+ * view.c - what probe top shows: the header lines, plain-text snapshots
+ * off a terminal, and the curses view with its keys.
+ */
+#include <curses.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lost.h"
+#include "top_state.h"
+#include "util.h"
+
+char status_msg[256];
+
+static const char *const group_names[G_COUNT] = { "function", "module", "thread", "process" };
+static const char *const sort_names[S_COUNT] = { "self", "total", "name" };
+
+/* ---- what both views print ------------------------------------------ */
+
+double pct(const struct top *t, uint64_t amount)
+{
+	return t->total ? 100.0 * (double)amount / (double)t->total : 0.0;
+}
+
+static int cmp_pent(const void *x, const void *y)
+{
+	const struct pent *a = *(struct pent *const *)x, *b = *(struct pent *const *)y;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Header lines into lines[] (malloc'd); returns how many. */
+static int header_lines(struct top *t, char **lines, int max)
+{
+	int n = 0;
+	const struct agg_totals *tot = agg_totals(t->agg);
+	unsigned nprocs = HASH_COUNT(t->procs), live = 0;
+	struct pent **pv = xcalloc(nprocs ? nprocs : 1, sizeof(*pv));
+	unsigned i = 0;
+	for (struct pent *p = t->procs; p; p = p->hh.next)
+		pv[i++] = p;
+	qsort(pv, nprocs, sizeof(*pv), cmp_pent);
+	size_t cap = 64 + (size_t)nprocs * 40, len = 0;
+	char *list = xmalloc(cap);
+	list[0] = 0;
+	for (i = 0; i < nprocs; i++) {
+		live += pv[i]->connected > 0;
+		int k = snprintf(list + len, cap - len, "%s%s[%u]%s", i ? " " : "", pv[i]->name,
+				 pv[i]->pid, pv[i]->connected > 0 ? "" : "-");
+		if (k > 0 && (size_t)k < cap - len)
+			len += (size_t)k;
+	}
+	/* Event and rate, from the first image that said. */
+	char ev[96] = "?";
+	for (size_t j = 0; j < agg_nimages(t->agg); j++) {
+		const struct agg_image *im = agg_image(t->agg, (uint32_t)j);
+		if (!im->have_hello)
+			continue;
+		if (im->freq)
+			snprintf(ev, sizeof(ev), "%s%s, %" PRIu64 " Hz",
+				 im->event_name[0] ? im->event_name : "?",
+				 im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "",
+				 im->value);
+		else
+			snprintf(ev, sizeof(ev), "%s, period %" PRIu64,
+				 im->event_name[0] ? im->event_name : "?", im->value);
+		break;
+	}
+	double el = (double)((t->finished ? t->t_exit : now_ns()) - t->t_start) / 1e9;
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char hms[16];
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	if (n < max)
+		lines[n++] = xasprintf("probe top: %s, %.1f s elapsed; %s; %s, by %s, sorted by %s%s",
+				       hms, el, ev, t->interval ? "last interval" : "cumulative",
+				       group_names[t->group], sort_names[t->sort],
+				       t->paused ? " [paused]" : "");
+	if (n < max)
+		lines[n++] = xasprintf("processes: %u seen, %u connected: %s", nprocs, live,
+				       nprocs ? list : "(none yet)");
+	char lost[512];
+	lost_text(t->lost, lost, sizeof(lost));
+	if (n < max)
+		lines[n++] = xasprintf("threads: %u; samples: %" PRIu64 " (%.0f/s); %s",
+				       tot->threads, t->samples, t->rate, lost);
+	uint64_t behind = t->int_lost[PROBE_LOST_KERNEL] + t->int_lost[PROBE_LOST_QUEUE] +
+			  t->int_lost[PROBE_LOST_SOCKET];
+	if (behind && n < max)
+		lines[n++] = xasprintf("!! falling behind: %" PRIu64 " samples lost in the last "
+				       "interval (lower -F, or fewer threads)", behind);
+	if (t->int_lost[PROBE_LOST_THROTTLE] && n < max)
+		lines[n++] = xasprintf("!! the kernel throttled the event: %" PRIu64 " samples "
+				       "lost (lower -F, or raise kernel.perf_event_max_sample_rate)",
+				       t->int_lost[PROBE_LOST_THROTTLE]);
+	if (t->focus && n < max)
+		lines[n++] = xasprintf("focus: %s %s (F clears)",
+				       t->focus == G_THREAD ? "thread" : "process", t->focus_name);
+	if (t->filter[0] && n < max)
+		lines[n++] = xasprintf("filter: \"%s\" (/ then Esc clears)", t->filter);
+	for (i = 0; i < nprocs && n < max; i++) {
+		if (!pv[i]->exited)
+			continue;
+		char how[64];
+		int32_t s = pv[i]->status;
+		if (s > 128 && s < 128 + 65) {
+			const char *ab = sigabbrev_np(s - 128);
+			snprintf(how, sizeof(how), "killed by SIG%s", ab ? ab : "?");
+		} else if (s < 0) {
+			snprintf(how, sizeof(how), "exited");
+		} else {
+			snprintf(how, sizeof(how), "exit %d", (int)s);
+		}
+		if (t->o->argv && pv[i]->pid == (uint32_t)t->child && t->child_done)
+			lines[n++] = xasprintf("program exited: %s[%u] %s%s", pv[i]->name,
+					       pv[i]->pid, how, t->tty ? "; q to quit" : "");
+		else if (nprocs <= 8)
+			lines[n++] = xasprintf("exited: %s[%u] %s", pv[i]->name, pv[i]->pid, how);
+	}
+	if (t->o->argv && t->child_done && n < max) {
+		int seen = 0;
+		for (i = 0; i < nprocs; i++)
+			seen |= pv[i]->pid == (uint32_t)t->child && pv[i]->exited;
+		if (!seen)
+			lines[n++] = xasprintf("program exited: status %d%s", t->status,
+					       t->tty ? "; q to quit" : "");
+	}
+	free(list);
+	free(pv);
+	return n;
+}
+
+static const char *row_head(const struct top *t)
+{
+	switch (t->group) {
+	case G_MODULE: return "Module";
+	case G_THREAD: return "Thread";
+	case G_PROC: return "Process";
+	default: return "Function";
+	}
+}
+
+/* ---- plain-text snapshots ------------------------------------------- */
+
+void print_snapshot(struct top *t, FILE *out)
+{
+	char *lines[16];
+	int n = header_lines(t, lines, 16);
+	for (int i = 0; i < n; i++) {
+		fprintf(out, "# %s\n", lines[i]);
+		free(lines[i]);
+	}
+	fprintf(out, "%7s %7s %9s  %-40s %s\n", "Self%", "Total%", "Samples", row_head(t),
+		t->group == G_FUNC ? "Module" : t->group == G_THREAD ? "Process" : "");
+	for (size_t i = 0; i < t->rows.n && (long)i < t->o->nrows; i++) {
+		const struct row *r = &t->rows.v[i];
+		char extra[64] = "";
+		if (t->group == G_THREAD)
+			snprintf(extra, sizeof(extra), " %u/%u", r->pid, r->tid);
+		fprintf(out, "%6.2f%% %6.2f%% %9" PRIu64 "  %-40s %s%s\n", pct(t, r->self),
+			pct(t, r->total), r->samples, r->name, r->module, extra);
+	}
+	fputc('\n', out);
+	fflush(out);
+}
+
+/* ---- the terminal view ---------------------------------------------- */
+
+static int page_rows(void)
+{
+	return LINES > 12 ? LINES - 10 : 2;
+}
+
+static void put_line(int y, const char *s, int attr)
+{
+	if (y >= LINES)
+		return;
+	if (attr)
+		attron(attr);
+	mvaddnstr(y, 0, s, COLS);
+	if (attr)
+		attroff(attr);
+}
+
+static void draw_rows(struct top *t, int y, const struct rowset *rs, int selectable,
+		      int show_self)
+{
+	int fn = COLS - 30 - 24;
+	if (fn < 16)
+		fn = 16;
+	char buf[1024];
+	int avail = LINES - y - 1;
+	if (avail < 1)
+		return;
+	if (selectable) {
+		if (t->sel < t->scroll)
+			t->scroll = t->sel;
+		if (t->sel >= t->scroll + avail)
+			t->scroll = t->sel - avail + 1;
+		if (t->scroll < 0)
+			t->scroll = 0;
+	}
+	int start = selectable ? t->scroll : 0;
+	for (int i = start; i < (int)rs->n && y < LINES - 1; i++, y++) {
+		const struct row *r = &rs->v[i];
+		char extra[64] = "";
+		if (t->group == G_THREAD && selectable)
+			snprintf(extra, sizeof(extra), " %u/%u", r->pid, r->tid);
+		if (show_self)
+			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %-*.*s %s%s",
+				 pct(t, r->self), pct(t, r->total), r->samples, fn, fn, r->name,
+				 r->module, extra);
+		else
+			snprintf(buf, sizeof(buf), "        %6.2f%%            %-*.*s %s",
+				 pct(t, r->total), fn, fn, r->name, r->module);
+		put_line(y, buf, selectable && i == t->sel ? A_REVERSE : 0);
+	}
+}
+
+static void draw_help(void)
+{
+	static const char *const h[] = {
+		"probe top - keys",
+		"",
+		"  q          quit",
+		"  ?          this help (any key leaves it)",
+		"  s          sort by self, total or name",
+		"  g          group by function, module, thread or process",
+		"  f          focus the selected thread or process (grouped by thread/process)",
+		"  F          clear the focus",
+		"  /          filter by name substring: Enter applies, Esc clears",
+		"  Enter, c   call tree of the selected function: callees, callers (Esc back)",
+		"  z          zero the counts",
+		"  p          pause the display (sampling goes on)",
+		"  i          last interval or cumulative percentages",
+		"  arrows, PgUp, PgDn, Home, End   move the selection",
+		"",
+		"In the header, NAME[PID] is a connected process, NAME[PID]- one that has gone.",
+		NULL,
+	};
+	for (int i = 0; h[i]; i++)
+		put_line(i, h[i], i == 0 ? A_BOLD : 0);
+}
+
+void draw(struct top *t)
+{
+	erase();
+	if (t->help) {
+		draw_help();
+		refresh();
+		return;
+	}
+	char *lines[16];
+	int n = header_lines(t, lines, 16), y = 0;
+	for (int i = 0; i < n; i++, y++) {
+		put_line(y, lines[i], lines[i][0] == '!' ? A_BOLD : 0);
+		free(lines[i]);
+	}
+	if (status_msg[0])
+		put_line(y++, status_msg, 0);
+	if (t->editing) {
+		char buf[FILTER_MAX + 32];
+		snprintf(buf, sizeof(buf), "filter: %.*s_  (Enter applies, Esc clears)",
+			 (int)t->edit_len, t->edit);
+		put_line(y++, buf, A_BOLD);
+	} else {
+		put_line(y++, "? help, q quit", A_DIM);
+	}
+	y++;
+	char buf[512];
+	int fn = COLS - 30 - 24;
+	if (fn < 16)
+		fn = 16;
+	if (t->tree) {
+		const struct loc *l = resolver_loc(t->res, t->tree_loc);
+		snprintf(buf, sizeof(buf), "Callers and callees of %s (%s): %.2f%% total, "
+			 "%.2f%% self  [Esc back, arrows/PgUp/PgDn scroll]", l->sym, l->dso,
+			 pct(t, t->tree_total), pct(t, t->tree_self));
+		put_line(y++, buf, A_BOLD);
+		snprintf(buf, sizeof(buf), "%7s %7s  %s", "Total%", "Self%", "Call tree");
+		put_line(y++, buf, A_BOLD);
+		int avail = LINES - y - 1;
+		if (avail < 1)
+			avail = 1;
+		if (t->tscroll > (int)t->ntl - avail)
+			t->tscroll = (int)t->ntl - avail;
+		if (t->tscroll < 0)
+			t->tscroll = 0;
+		for (int i = t->tscroll; i < (int)t->ntl && y < LINES - 1; i++, y++) {
+			const struct tline *tl = &t->tl[i];
+			if (!tl->ct) {
+				put_line(y, "Callers:", A_BOLD);
+				continue;
+			}
+			const struct cnode *nd = &tl->ct->v[tl->node];
+			const struct loc *nl = resolver_loc(t->res, nd->loc);
+			/* Two spaces a level, up to half the name column; deeper
+			 * nodes stay there and say their level. */
+			int ind = 2 * tl->depth, cap = fn / 2;
+			char lvl[16] = "";
+			if (ind > cap) {
+				ind = cap;
+				snprintf(lvl, sizeof(lvl), "[%d] ", tl->depth);
+			}
+			int w = fn + 6 - ind - (int)strlen(lvl);
+			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%%  %*s%s%-*.*s %s",
+				 pct(t, nd->total), pct(t, nd->self), ind, "", lvl, w, w,
+				 nl->sym, nl->dso);
+			put_line(y, buf, tl->depth == 0 ? A_BOLD : 0);
+		}
+		refresh();
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
+		 row_head(t), t->group == G_FUNC ? "Module" : t->group == G_THREAD ? "Process pid/tid" : "");
+	put_line(y++, buf, A_BOLD);
+	draw_rows(t, y, &t->rows, 1, 1);
+	refresh();
+}
+
+static void on_key(struct top *t, int ch)
+{
+	if (t->help) {
+		t->help = 0;
+		return;
+	}
+	if (t->editing) {
+		if (ch == 27) {
+			t->editing = 0;
+			t->filter[0] = 0;
+			t->edit_len = 0;
+		} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+			t->editing = 0;
+			memcpy(t->filter, t->edit, t->edit_len);
+			t->filter[t->edit_len] = 0;
+			t->sel = t->scroll = 0;
+		} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+			if (t->edit_len)
+				t->edit_len--;
+		} else if (ch >= 0x20 && ch < 0x7f && t->edit_len < FILTER_MAX - 1) {
+			t->edit[t->edit_len++] = (char)ch;
+		}
+		compute_rows(t);
+		return;
+	}
+	int page = page_rows();
+	if (t->tree) {
+		/* The call tree scrolls; the rows' selection stays. */
+		int moved = 1;
+		switch (ch) {
+		case KEY_UP:
+		case 'k':
+			t->tscroll--;
+			break;
+		case KEY_DOWN:
+		case 'j':
+			t->tscroll++;
+			break;
+		case KEY_PPAGE:
+			t->tscroll -= page;
+			break;
+		case KEY_NPAGE:
+			t->tscroll += page;
+			break;
+		case KEY_HOME:
+			t->tscroll = 0;
+			break;
+		case KEY_END:
+			t->tscroll = (int)t->ntl;
+			break;
+		default:
+			moved = 0;
+		}
+		if (moved) {
+			if (t->tscroll >= (int)t->ntl)
+				t->tscroll = (int)t->ntl - 1;
+			if (t->tscroll < 0)
+				t->tscroll = 0;
+			return;
+		}
+	}
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		t->quit = 1;
+		return;
+	case '?':
+	case 'h':
+		t->help = 1;
+		return;
+	case 27:
+		if (t->tree)
+			t->tree = 0;
+		return;
+	case 's':
+		t->sort = (t->sort + 1) % S_COUNT;
+		break;
+	case 'g':
+		t->group = (t->group + 1) % G_COUNT;
+		t->sel = t->scroll = 0;
+		t->tree = 0;
+		break;
+	case 'f':
+		if ((t->group == G_THREAD || t->group == G_PROC) && t->sel < (int)t->rows.n) {
+			const struct row *r = &t->rows.v[t->sel];
+			t->focus = t->group;
+			t->focus_pid = r->pid;
+			t->focus_tid = r->tid;
+			free(t->focus_name);
+			t->focus_name = t->group == G_THREAD
+				? xasprintf("%s (%u/%u)", r->name, r->pid, r->tid)
+				: xasprintf("%s[%u]", r->name, r->pid);
+			t->group = G_FUNC;
+			t->sel = t->scroll = 0;
+		} else {
+			snprintf(status_msg, sizeof(status_msg),
+				 "f focuses a thread or process: group by thread or process first (g)");
+		}
+		break;
+	case 'F':
+		t->focus = 0;
+		break;
+	case '/':
+		t->editing = 1;
+		t->edit_len = strlen(t->filter);
+		memcpy(t->edit, t->filter, t->edit_len);
+		return;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+	case 'c':
+		if (t->group == G_FUNC && t->sel < (int)t->rows.n) {
+			t->tree = 1;
+			t->tree_loc = t->rows.v[t->sel].loc;
+			t->tscroll = 0;
+		}
+		break;
+	case 'z':
+		zero_counts(t);
+		break;
+	case 'p':
+		t->paused = !t->paused;
+		break;
+	case 'i':
+		t->interval = !t->interval;
+		break;
+	case KEY_UP:
+	case 'k':
+		t->sel--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		t->sel++;
+		break;
+	case KEY_PPAGE:
+		t->sel -= page;
+		break;
+	case KEY_NPAGE:
+		t->sel += page;
+		break;
+	case KEY_HOME:
+		t->sel = 0;
+		break;
+	case KEY_END:
+		t->sel = (int)t->rows.n - 1;
+		break;
+	case KEY_RESIZE:
+		break;
+	default:
+		return;
+	}
+	if (t->sel >= (int)t->rows.n)
+		t->sel = (int)t->rows.n - 1;
+	if (t->sel < 0)
+		t->sel = 0;
+	t->keep_pos = 1;
+	recompute(t);
+}
+
+int read_keys(struct top *t)
+{
+	int any = 0, ch;
+	while ((ch = getch()) != ERR) {
+		on_key(t, ch);
+		any = 1;
+		if (t->quit)
+			break;
+	}
+	return any;
+}
+
