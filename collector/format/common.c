@@ -116,7 +116,7 @@ static const struct format_desc format_table[] = {
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
 	{ "pprof", report_pprof, 1, 0,
-	  "gzipped profile.proto (go tool pprof, Pyroscope, Parca, Grafana)" },
+	  "gzipped profile.proto: go tool pprof, Pyroscope, Parca" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))
