@@ -34,7 +34,9 @@
  *     shows it (demangled unless -M) without " [inlined]", system_name as
  *     the binary spells it, filename as DWARF names it; start_line 0, as
  *     nothing here reads where a function is declared.
- *   - time_nanos and duration_nanos: see profile_start().
+ *   - duration_nanos: from the first sample to the last; time_nanos: the
+ *     first sample's wall-clock time, as well as it can be told (see
+ *     profile_start()).  One comment says what was lost, if anything was.
  *   - 0, or -1 after one "probe:" message (zlib).  A failed write is left
  *     to outfile_close(), which says it.
  */
