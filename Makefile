@@ -21,6 +21,11 @@ DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
 # libiberty (the demangler): Debian ships it as a static archive only.
 DW_LIBS    += -liberty
 UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
+# --format pprof: profile.proto compiled by protoc-c at build time into
+# $(GEN) (never committed), linked with libprotobuf-c.
+PB_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libprotobuf-c 2>/dev/null)
+PB_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null)
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -36,10 +41,12 @@ PRELOAD_SRC   := $(wildcard preload/*.c)
 # collector/: the commands in cmd/ (as perf's builtin-*.c), one folder per
 # stage below them; every folder is on the include path.
 COLLECTOR_DIRS := collector $(patsubst %/,%,$(wildcard collector/*/))
-COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS))
+GEN            := $(BUILD)/gen
+PPROF_GEN_C    := $(GEN)/profile.pb-c.c
+COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS)) -I$(GEN) $(PB_CFLAGS)
 COLLECTOR_SRC := $(wildcard $(addsuffix /*.c,$(COLLECTOR_DIRS)))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
-COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o)
+COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_C:.c=.o)
 # Everything of the collector but main(), for unit tests.
 COLLECTOR_LIB := $(filter-out $(BUILD)/collector/main.o,$(COLLECTOR_OBJ))
 
@@ -59,7 +66,7 @@ PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
 # fail in the compiler (make run, make test and make deps install them).
-HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib 2>/dev/null && echo yes))
+HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libprotobuf-c 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
 ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)
@@ -82,12 +89,23 @@ $(BUILD)/collector/%.o: collector/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(COLLECTOR_INC) $(DW_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The generated header must exist before the file that includes it is
+# compiled the first time (-MMD knows it only from then on).
+$(PPROF_GEN_C): $(PPROF_PROTO)
+	@mkdir -p $(@D)
+	protoc-c --proto_path=$(<D) --c_out=$(@D) $<
+$(GEN)/profile.pb-c.h: $(PPROF_GEN_C) ;
+$(BUILD)/collector/format/pprof.o: $(GEN)/profile.pb-c.h
+
+$(GEN)/%.o: $(GEN)/%.c
+	$(CC) $(ALL_CFLAGS) -I$(GEN) $(PB_CFLAGS) -c -o $@ $<
+
 $(LIBPROBE): $(PRELOAD_OBJ) preload/libprobe.map
 	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe.map \
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
 $(PROBE): $(COLLECTOR_OBJ)
-	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) -lncursesw -lm
+	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
 
 $(BUILD)/tests/gt_%: tests/gt_%.c
 	@mkdir -p $(@D)
@@ -95,7 +113,7 @@ $(BUILD)/tests/gt_%: tests/gt_%.c
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) -lncursesw -lm
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
 
 $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)
@@ -187,11 +205,11 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -Iinclude $(COLLECTOR_INC) -D_GNU_SOURCE $(DW_CFLAGS)
-FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC))
+FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC)) $(PPROF_GEN_C)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard $(addsuffix /*.h,$(COLLECTOR_DIRS)) include/probe/*.h)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) -lncursesw -lm
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
 
 fuzz: deps
 	@$(MAKE) --no-print-directory all $(FUZZ_BUILD)/fuzz_report $(FUZZ_BUILD)/fuzz_elf

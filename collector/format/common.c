@@ -107,12 +107,16 @@ enum sort_key sort_key_parse(const char *s, size_t len)
 
 /* ---- the table of formats ------------------------------------------ */
 
+int report_pprof(const struct report_ctx *c, FILE *out);       /* pprof.c */
+
 static const struct format_desc format_table[] = {
 	{ "text", report_text, 0, 0, "flat profile (the default)" },
 	{ "stdio", report_text, 0, 0, "the same as text (perf's name)" },
 	{ "tree", report_tree, 0, 0, "call tree, callers -> callees" },
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
+	{ "pprof", report_pprof, 1, 0,
+	  "gzipped profile.proto: go tool pprof, Pyroscope, Parca" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))

@@ -40,7 +40,8 @@ struct resolver {
 	struct loc *locs;
 	size_t nlocs, locs_cap;
 	struct rframe *frames;
-	size_t nframes, frames_cap;
+	struct rsrc *srcs;      /* srcs[i]: the source position of frames[i] */
+	size_t nframes, frames_cap, srcs_cap;
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -73,6 +74,7 @@ void resolver_free(struct resolver *r)
 	}
 	free(r->locs);
 	free(r->frames);
+	free(r->srcs);
 	strpool_free(r->pool);
 	free(r);
 }
@@ -90,16 +92,15 @@ static const char *intern_printable(struct resolver *r, const char *s)
 	return i;
 }
 
-static uint32_t intern_loc(struct resolver *r, const char *sym, const char *dso,
-			   const char *dso_path, int named, int inlined)
+static uint32_t intern_loc(struct resolver *r, const struct loc *l)
 {
-	struct loc_key key = { sym, dso_path };
+	struct loc_key key = { l->sym, l->dso_path };
 	struct loc_ent *e;
 	HASH_FIND(hh, r->loc_index, &key, sizeof(key), e);
 	if (e)
 		return e->id;
 	r->locs = xgrow(r->locs, &r->locs_cap, r->nlocs + 1, sizeof(*r->locs));
-	r->locs[r->nlocs] = (struct loc){ sym, dso, dso_path, named, inlined };
+	r->locs[r->nlocs] = *l;
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	e->id = (uint32_t)r->nlocs++;
@@ -108,20 +109,45 @@ static uint32_t intern_loc(struct resolver *r, const char *sym, const char *dso,
 }
 
 /* A function name for display: demangled (if asked), printable, interned. */
-static const char *func_name(struct resolver *r, const char *name, const char *suffix)
+static const char *func_name(struct resolver *r, const char *name)
 {
 	char *dem = r->opts.demangle ? probe_demangle(name) : NULL;
-	const char *n = dem ? dem : name;
-	const char *s;
-	if (suffix) {
-		char *t = xasprintf("%s%s", n, suffix);
-		s = intern_printable(r, t);
-		free(t);
-	} else {
-		s = intern_printable(r, n);
-	}
+	const char *s = intern_printable(r, dem ? dem : name);
 	free(dem);
 	return s;
+}
+
+/* fn, or "fn [inlined]" for an inlined instance, interned. */
+static const char *display_name(struct resolver *r, const char *fn, int inlined)
+{
+	if (!inlined)
+		return fn;
+	char *t = xasprintf("%s [inlined]", fn);
+	const char *s = strpool_intern(r->pool, t);
+	free(t);
+	return s;
+}
+
+/* The location of a function that a symbol or DWARF names. */
+static uint32_t named_loc(struct resolver *r, const char *name, const char *mod,
+			  const char *path, int inlined)
+{
+	const char *fn = func_name(r, name);
+	struct loc l = { .sym = display_name(r, fn, inlined), .dso = mod,
+			 .dso_path = path, .named = 1, .inlined = inlined, .fn = fn,
+			 .raw = intern_printable(r, name) };
+	return intern_loc(r, &l);
+}
+
+/* A location nothing names: text ("module+0xOFFSET", "[kernel]") is all. */
+static uint32_t anon_loc(struct resolver *r, const char *text, const char *mod,
+			 const char *path, int named, int inlined)
+{
+	const char *fn = intern_printable(r, text);
+	struct loc l = { .sym = display_name(r, fn, inlined), .dso = mod,
+			 .dso_path = path, .named = named, .inlined = inlined, .fn = fn,
+			 .raw = fn };
+	return intern_loc(r, &l);
 }
 
 static const char *line_text(struct resolver *r, const struct src_frame *f)
@@ -137,10 +163,15 @@ static const char *line_text(struct resolver *r, const struct src_frame *f)
 /* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
 #define KERNEL_START 0xff00000000000000ull
 
-static void push_frame(struct resolver *r, uint32_t loc, const char *line)
+/* A frame and its source position (sf: NULL where DWARF has none). */
+static void push_frame(struct resolver *r, uint32_t loc, const struct src_frame *sf)
 {
 	r->frames = xgrow(r->frames, &r->frames_cap, r->nframes + 1, sizeof(*r->frames));
-	r->frames[r->nframes++] = (struct rframe){ loc, line };
+	r->srcs = xgrow(r->srcs, &r->srcs_cap, r->nframes + 1, sizeof(*r->srcs));
+	r->frames[r->nframes] = (struct rframe){ loc, sf ? line_text(r, sf) : NULL };
+	r->srcs[r->nframes] = (struct rsrc){
+		sf && sf->file ? intern_printable(r, sf->file) : NULL, sf ? sf->line : 0 };
+	r->nframes++;
 }
 
 /* Append the frames of one address to r->frames. */
@@ -153,14 +184,14 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	if (!m && addr >= KERNEL_START) {
 		/* The kernel's half (x86-64): we do not symbolize the kernel. */
 		const char *k = strpool_intern(r->pool, "[kernel]");
-		push_frame(r, intern_loc(r, k, k, k, 0, 0), NULL);
+		push_frame(r, anon_loc(r, k, k, k, 0, 0), NULL);
 		return;
 	}
 	if (!m) {
 		char buf[64];
 		snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
 		const char *unk = strpool_intern(r->pool, "[unknown]");
-		push_frame(r, intern_loc(r, strpool_intern(r->pool, buf), unk, unk, 0, 0), NULL);
+		push_frame(r, anon_loc(r, buf, unk, unk, 0, 0), NULL);
 		return;
 	}
 	const char *path = intern_printable(r, m->path);
@@ -171,34 +202,40 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	struct src_frame sf[RESOLVE_MAX_INLINE + 1];
 	size_t nsf = symobj_srcframes(o, vaddr, sf, RESOLVE_MAX_INLINE + 1);
 	for (size_t i = 0; r->opts.inline_frames && i + 1 < nsf; i++) {
-		const char *sym;
+		uint32_t l;
 		if (sf[i].name) {
-			sym = func_name(r, sf[i].name, " [inlined]");
+			l = named_loc(r, sf[i].name, mod, path, 1);
 		} else {
-			char *s = xasprintf("%s+0x%" PRIx64 " [inlined]", mod, addr - m->bias);
-			sym = intern_printable(r, s);
+			char *s = xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
+			l = anon_loc(r, s, mod, path, 1, 1);
 			free(s);
 		}
-		push_frame(r, intern_loc(r, sym, mod, path, 1, 1), line_text(r, &sf[i]));
+		push_frame(r, l, &sf[i]);
 	}
 	/* The containing function: without inline frames, the sampled line. */
-	const char *line = NULL;
+	const struct src_frame *pos = NULL;
 	if (nsf)
-		line = line_text(r, r->opts.inline_frames ? &sf[nsf - 1] : &sf[0]);
+		pos = r->opts.inline_frames ? &sf[nsf - 1] : &sf[0];
 	if (!name && nsf && sf[nsf - 1].name)
 		name = sf[nsf - 1].name;        /* DWARF knows what the symbols do not */
 	if (name) {
-		push_frame(r, intern_loc(r, func_name(r, name, NULL), mod, path, 1, 0), line);
+		push_frame(r, named_loc(r, name, mod, path, 0), pos);
 		return;
 	}
 	char *s = xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
-	const char *sym = intern_printable(r, s);
+	push_frame(r, anon_loc(r, s, mod, path, 0, 0), pos);
 	free(s);
-	push_frame(r, intern_loc(r, sym, mod, path, 0, 0), line);
 }
 
 uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		      int is_return, const struct rframe **out)
+{
+	const struct rsrc *src;
+	return resolve_addr_src(r, image, gen, addr, is_return, out, &src);
+}
+
+uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			  int is_return, const struct rframe **out, const struct rsrc **src)
 {
 	struct addr_key key;
 	memset(&key, 0, sizeof(key));
@@ -218,6 +255,7 @@ uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t
 		HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
 	}
 	*out = &r->frames[e->first];
+	*src = &r->srcs[e->first];
 	return e->n;
 }
 

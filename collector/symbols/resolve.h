@@ -20,6 +20,11 @@
  *     which lies inside the call instruction, so a call at the very end of a
  *     function is not credited to the next one, and their line is the call's.
  *   - Names are demangled (C++, Rust) unless opts.demangle is 0.
+ *   - For formats that keep names and positions apart (pprof): each
+ *     location also has its function's name without " [inlined]" (fn) and
+ *     as the binary spells it (raw: mangled); resolve_addr_src() gives each
+ *     frame's source file as DWARF names it (a full path where it has one)
+ *     and its line, separately.
  *   - Each distinct (image, generation, address) is resolved once and
  *     cached; locations are interned by (function, object path), so one
  *     function reached from many addresses, images or processes is one
@@ -53,11 +58,19 @@ struct loc {
 	const char *dso_path;   /* object path as recorded (printable) */
 	int named;              /* 1 when a symbol named it */
 	int inlined;            /* 1 for an inlined instance */
+	const char *fn;         /* sym without " [inlined]" */
+	const char *raw;        /* the name in the binary (mangled), else fn */
 };
 
 struct rframe {
 	uint32_t loc;
 	const char *line;       /* "file.c:12", or NULL */
+};
+
+/* A frame's source position, apart (pprof wants file and line apart). */
+struct rsrc {
+	const char *file;       /* as DWARF names it (full path), or NULL */
+	unsigned line;          /* 0: unknown */
 };
 
 struct resolver;
@@ -71,6 +84,9 @@ void resolver_free(struct resolver *r);
  */
 uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		      int is_return, const struct rframe **out);
+/* The same, and *src[i] the source position of (*out)[i], as long lived. */
+uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			  int is_return, const struct rframe **out, const struct rsrc **src);
 /*
  * The frames of one count's stack, leaf first (as recorded), inline frames
  * expanded; out must hold RESOLVE_MAX_FRAMES (inline frames are left out
