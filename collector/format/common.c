@@ -107,7 +107,6 @@ enum sort_key sort_key_parse(const char *s, size_t len)
 
 /* ---- the table of formats ------------------------------------------ */
 
-int report_pprof(const struct report_ctx *c, FILE *out);       /* pprof.c */
 
 static const struct format_desc format_table[] = {
 	{ "text", report_text, 0, 0, "flat profile (the default)" },

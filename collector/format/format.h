@@ -80,6 +80,7 @@ enum sort_key sort_key_parse(const char *s, size_t len);
 int report_text(const struct report_ctx *c, FILE *out);
 int report_tree(const struct report_ctx *c, FILE *out);
 int report_folded(const struct report_ctx *c, FILE *out);
+int report_pprof(const struct report_ctx *c, FILE *out);     /* pprof.c */
 
 /* Folded stacks of one or two recordings (probe diff: which 0 base, 1 new). */
 struct folded_line;
