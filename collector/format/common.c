@@ -1,5 +1,6 @@
 /* report_common.c - see report_fmt.h: header lines, percentages, keys. */
 #include "format.h"
+#include "flame.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -113,6 +114,7 @@ static const struct format_desc format_table[] = {
 	{ "tree", report_tree, 0, 0, "call tree, callers -> callees" },
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
+	{ "svg", report_svg, 0, 0, "interactive flame graph, one SVG file" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))
