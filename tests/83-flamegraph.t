@@ -1,6 +1,7 @@
 #!/bin/sh
-# probe report --format svg, read as a person reads it: in headless
-# Chromium (tests/flamegraph.js, puppeteer-core from scripts/install-deps).
+# probe report --format svg (and html, the same drawn on a canvas), read
+# as a person reads it: in headless Chromium (tests/flamegraph.js,
+# puppeteer-core from scripts/install-deps).
 # The frames' widths in the page give the text report's shares (gt_leaf's
 # leaves, gt_threads' threads with --sort tid) within 0.5 points; Ctrl-F
 # finds a function and says its Total; a click zooms, Reset Zoom undoes it;
@@ -9,7 +10,7 @@
 # it takes to be painted is printed (measured, not asserted: scripts/bench
 # --flame).  Screenshots are kept in $BUILD/tests/83-flamegraph-*.png.
 . "$(dirname "$0")/lib.sh"
-plan 32
+plan 39
 
 # The unit part runs without a browser.
 "$GT/test_flame" "$T/hostile.svg" >"$T/unit" 2>&1
@@ -30,7 +31,7 @@ elif ! node "$(dirname "$0")/flamegraph.js" "$NPM" >"$T/probe-run" 2>&1; then
 fi
 if [ -n "$why" ]; then
 	i=1
-	while [ $i -lt 32 ]; do skip "$why"; i=$((i + 1)); done
+	while [ $i -lt 39 ]; do skip "$why"; i=$((i + 1)); done
 	exit 0
 fi
 
@@ -94,6 +95,32 @@ keep leaf.png
 keep zoom.png
 keep inverted.png
 
+# ---- the same as an HTML page with a canvas -----------------------------
+"$PROBE" report --format html -o "$T/leaf.html" "$T/leaf.probe" 2>>"$T/err"
+ok $? "probe report --format html -o FILE"
+fg load "$T/leaf.html" shares search leaf_five zoom leaf_three reset screenshot "$T/leaf-html.png" \
+	>"$T/html.out" 2>&1
+is "$(field "$T/html.out" load "$T/leaf.html" 4)" 0 "html: loads without a JavaScript error"
+good=0
+for name in leaf_five leaf_three leaf_two; do
+	want=$(self_share "$T/leaf.txt" "$name")
+	got=$(field "$T/html.out" share "$name" 3)
+	within "$got" "$want" 0.5 || { good=1; diag "html: $name $got % wide, $want % in probe report"; }
+done
+ok $good "html: the three leaves are as wide as their shares in probe report (+-0.5)"
+want=$(total_share "$T/leaf.txt" leaf_five)
+got=$(field "$T/html.out" search leaf_five 3 | sed 's/Matched://; s/%.*//')
+within "$got" "$want" 0.5
+ok $? "html: Ctrl-F leaf_five: Matched $got %, Total $want %"
+set -- $(awk '$1 == "zoom" { print $3, $4 }' "$T/html.out")
+within "${1:-}" "${2:-x}" 0.05
+ok $? "html: a click zooms leaf_three to the full width (${1:-?} of ${2:-?} px)"
+set -- $(awk '$1 == "reset" { print $2 }' "$T/html.out")
+want=$(awk -v s="$(field "$T/html.out" share leaf_three 3)" 'BEGIN { printf "%.2f", s * 11.8 }')
+within "${1:-}" "$want" 0.05
+ok $? "html: Reset Zoom puts it back (${1:-?} px, $want expected)"
+keep leaf-html.png
+
 # ---- gt_threads: a frame per thread with --sort tid --------------------
 "$PROBE" record -q -F 4999 -o "$T/thr.probe" -- "$GT/gt_threads" 300 >/dev/null 2>>"$T/err"
 "$PROBE" report --sort tid "$T/thr.probe" >"$T/thr.txt" 2>>"$T/err"
@@ -131,11 +158,17 @@ t0=$(date +%s%N)
 "$PROBE" report --format svg -o "$T/big.svg" "$T/big.probe" 2>>"$T/err"
 ok $? "probe report --format svg on it"
 t1=$(date +%s%N)
-fg load "$T/big.svg" search malloc zoom main screenshot "$T/big.png" >"$T/big.out" 2>&1
-set -- $(awk '$1 == "load" { print $4, $6, $8 }' "$T/big.out")
+"$PROBE" report --format html -o "$T/big.html" "$T/big.probe" 2>>"$T/err"
+fg load "$T/big.svg" search malloc zoom main screenshot "$T/big.png" \
+	load "$T/big.html" >"$T/big.out" 2>&1
+set -- $(awk '$1 == "load" && $2 ~ /html$/ { print $4, $6, $8 }' "$T/big.out")
+is "${1:-}" 0 "100,000 stacks: the HTML page loads without a JavaScript error"
+diag "100,000 stacks: HTML $(( $(stat -c %s "$T/big.html") / 1024 )) KiB, ${3:-?} frames;" \
+	"painted in Chromium ${2:-?} ms after navigation start"
+set -- $(awk '$1 == "load" && $2 ~ /svg$/ { print $4, $6, $8 }' "$T/big.out")
 is "${1:-}" 0 "100,000 stacks: the SVG loads without a JavaScript error"
-diag "100,000 stacks: probe report --format svg $(( (t1 - t0) / 1000000 )) ms," \
-	"$(( $(stat -c %s "$T/big.svg") / 1024 )) KiB, ${3:-?} frames drawn;" \
+diag "100,000 stacks: probe report --format svg $(( (t1 - t0) / 1000000 )) ms;" \
+	"SVG $(( $(stat -c %s "$T/big.svg") / 1024 )) KiB, ${3:-?} frames drawn;" \
 	"painted in Chromium ${2:-?} ms after navigation start"
 [ -n "${3:-}" ] && [ "${3:-0}" -gt 100 ] && [ "${3:-0}" -lt 200000 ]
 ok $? "narrow frames are merged: ${3:-?} frames drawn"

@@ -115,6 +115,8 @@ static const struct format_desc format_table[] = {
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
 	{ "svg", report_svg, 0, 0, "interactive flame graph, one SVG file" },
+	{ "html", report_html, 0, 0,
+	  "the same flame graph drawn on a canvas: lighter for big profiles" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))

@@ -2,6 +2,7 @@
 #include "flame.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +372,24 @@ void flame_layout_free(struct flame_layout *l)
 	memset(l, 0, sizeof(*l));
 }
 
+#define MIN_PX 0.1
+
+uint64_t flame_min_amount(const struct report_ctx *c, uint64_t total, double plotw)
+{
+	double m = ceil((double)total * MIN_PX / plotw);
+	if (c->opts->percent_limit_set)
+		m = fmax(m, ceil((double)total * c->opts->percent_limit / 100.0));
+	return m < 1 ? 1 : (uint64_t)m;
+}
+
+unsigned flame_kinds(const struct flame *f, const struct flame_layout *l)
+{
+	unsigned mask = 0;
+	for (size_t i = 0; i < l->n; i++)
+		mask |= 1u << f->frames[f->nodes[l->rects[i].node].frame].kind;
+	return mask & ~(1u << FK_ROOT);
+}
+
 /* ---- colours, text ---------------------------------------------------- */
 
 static const char *const kind_names[FK_COUNT] = {
@@ -409,6 +428,21 @@ void flame_colour(enum flame_kind k, const char *name, char out[8])
 			v[i] = 255;
 	}
 	snprintf(out, 8, "#%02x%02x%02x", v[0], v[1], v[2]);
+}
+
+void flame_put_kinds_js(FILE *out, unsigned kinds)
+{
+	fprintf(out, "var KINDS = [");
+	for (int k = 0, first = 1; k < FK_COUNT; k++) {
+		if (!(kinds & 1u << k))
+			continue;
+		char fill[8];
+		flame_colour((enum flame_kind)k, "", fill);
+		fprintf(out, "%s[\"%s\", \"%s\"]", first ? "" : ", ", fill,
+			flame_kind_name((enum flame_kind)k));
+		first = 0;
+	}
+	fprintf(out, "];\n");
 }
 
 /*
@@ -541,7 +575,7 @@ static void thousands(uint64_t v, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-void flame_subtitle(const struct report_ctx *c, char *buf, size_t len)
+void flame_subtitle(const struct report_ctx *c, double merged, char *buf, size_t len)
 {
 	const struct agg_totals *t = agg_totals(c->agg);
 	const struct agg_image *ev = NULL;
@@ -560,4 +594,8 @@ void flame_subtitle(const struct report_ctx *c, char *buf, size_t len)
 		 t->processes, t->processes == 1 ? "" : "es", t->threads,
 		 t->threads == 1 ? "" : "s",
 		 c->by_samples ? "; widths by samples" : "; widths by event weight");
+	size_t used = strlen(buf);
+	if (merged >= 0.0005 && used < len)
+		snprintf(buf + used, len - used, "; %.1f%% below frames too narrow to draw",
+			 100 * merged);
 }

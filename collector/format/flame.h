@@ -95,7 +95,18 @@ void flame_layout(const struct flame *f, int set, uint64_t min_amount,
 		  struct flame_layout *out);
 void flame_layout_free(struct flame_layout *l);
 
-/* Kind names for legends and classes: "program", "library", ... */
+/*
+ * The least amount a node needs to be drawn plotw pixels wide, total
+ * being the whole width: 0.1 px (flamegraph.pl's --minwidth), or
+ * --percent-limit of the total when that is given and more.
+ */
+uint64_t flame_min_amount(const struct report_ctx *c, uint64_t total, double plotw);
+/* Bit k set for every kind k placed in l, the root's left out. */
+unsigned flame_kinds(const struct flame *f, const struct flame_layout *l);
+/* "var KINDS = [["#rrggbb", "program"], ...];": the legend by kind, in JavaScript. */
+void flame_put_kinds_js(FILE *out, unsigned kinds);
+
+/* Kind names for legends and tooltips: "program", "library", ... */
 const char *flame_kind_name(enum flame_kind k);
 /* A colour "#rrggbb" for a frame of kind k: the kind's hue, varied by name. */
 void flame_colour(enum flame_kind k, const char *name, char out[8]);
@@ -113,11 +124,16 @@ size_t flame_chars(const char *s);
 
 /* The pictures' titles: --title, or a default; and the line under it. */
 const char *flame_title(const struct report_ctx *c);
-/* "cpu-clock, 999 Hz; 12,345 samples; 1 process, 5 threads" into buf. */
-void flame_subtitle(const struct report_ctx *c, char *buf, size_t len);
+/*
+ * "cpu-clock, 999 Hz; 12,345 samples, 1 process, 5 threads; widths by ..."
+ * into buf, and how much of the total is under frames too narrow to draw
+ * (merged, a fraction) when there is any.
+ */
+void flame_subtitle(const struct report_ctx *c, double merged, char *buf, size_t len);
 
 /* The style sheet and scripts (flame_js.c). */
-extern const char flame_css[], flame_js_core[], flame_js_svg[], flame_js_html[];
+extern const char flame_css[], flame_css_html[];
+extern const char flame_js_core[], flame_js_svg[], flame_js_html[];
 
 /*
  * A flame's set 0 as one SVG (svg.c): c gives the options (--width,
@@ -125,6 +141,8 @@ extern const char flame_css[], flame_js_core[], flame_js_svg[], flame_js_html[];
  * and the total that percentages are of.
  */
 int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out);
+/* The same as one HTML page that draws it on a canvas (html.c). */
+int flame_html(const struct report_ctx *c, const struct flame *f, FILE *out);
 
 /* The formats (format.h's table, common.c). */
 int report_svg(const struct report_ctx *c, FILE *out);

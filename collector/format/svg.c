@@ -24,7 +24,6 @@
 #define HEAD_H 72               /* title, controls, legend */
 #define FOOT_H 30               /* the details line */
 #define CHAR_W 6.6              /* 11px monospace, for fitting labels */
-#define MIN_PX 0.1
 
 struct svg {
 	const struct report_ctx *c;
@@ -46,15 +45,6 @@ static long long cpx(const struct svg *s, uint64_t x)
 static void put_cpx(FILE *out, long long v)
 {
 	fprintf(out, "%lld.%02lld", v / 100, v % 100);
-}
-
-/* The smallest amount a frame must have to be drawn. */
-static uint64_t min_amount(const struct report_ctx *c, uint64_t total, double plotw)
-{
-	double m = ceil((double)total * MIN_PX / plotw);
-	if (c->opts->percent_limit_set)
-		m = fmax(m, ceil((double)total * c->opts->percent_limit / 100.0));
-	return m < 1 ? 1 : (uint64_t)m;
 }
 
 static const char kind_class[FK_COUNT] = {
@@ -108,31 +98,6 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	fprintf(out, "</g>\n");
 }
 
-/* The kinds drawn, in the order of enum flame_kind, the root left out. */
-static unsigned kinds_present(const struct flame *f, const struct flame_rect *r, size_t n)
-{
-	unsigned mask = 0;
-	for (size_t i = 0; i < n; i++)
-		mask |= 1u << flame_frame_at(f, flame_node_at(f, r[i].node)->frame)->kind;
-	return mask & ~(1u << FK_ROOT);
-}
-
-/* var KINDS = [["#rrggbb", "program"], ...]: the legend by kind. */
-static void put_kinds(FILE *out, unsigned mask)
-{
-	fprintf(out, "var KINDS = [");
-	for (int k = 0, first = 1; k < FK_COUNT; k++) {
-		if (!(mask & 1u << k))
-			continue;
-		char fill[8];
-		flame_colour((enum flame_kind)k, "", fill);
-		fprintf(out, "%s[\"%s\", \"%s\"]", first ? "" : ", ", fill,
-			flame_kind_name((enum flame_kind)k));
-		first = 0;
-	}
-	fprintf(out, "];\n");
-}
-
 /* The same legend drawn, for viewers that run no script. */
 static void put_legend(FILE *out, unsigned mask)
 {
@@ -155,10 +120,7 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 {
 	FILE *out = s->out;
 	char sub[320];
-	flame_subtitle(s->c, sub, sizeof(sub));
-	if (s->merged >= 0.0005)
-		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub),
-			 "; %.1f%% below frames too narrow to draw", 100 * s->merged);
+	flame_subtitle(s->c, s->merged, sub, sizeof(sub));
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
 		"height=\"%u\" viewBox=\"0 0 %u %u\">\n", s->width, height, s->width, height);
@@ -166,7 +128,7 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var C = { xpad: %d, plotw: %.0f, y0: %ld, dy: %ld, ty: 11.5, cw: %.1f, "
 		"merged: %.4f };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W, s->merged);
-	put_kinds(out, kinds);
+	flame_put_kinds_js(out, kinds);
 	fprintf(out, "%s%s]]></script>\n", flame_js_core, flame_js_svg);
 	fprintf(out, "<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
@@ -204,14 +166,14 @@ int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out)
 
 	struct flame_layout l = { 0 };
 	if (s.total)
-		flame_layout(f, 0, min_amount(c, s.total, s.plotw), &l);
+		flame_layout(f, 0, flame_min_amount(c, s.total, s.plotw), &l);
 	s.merged = s.total ? (double)l.merged / (double)s.total : 0;
 	unsigned height = HEAD_H + (l.max_depth + 1) * FRAME_H + FOOT_H;
 	/* Flame: the root at the bottom, callees above; icicle: upside down. */
 	s.y0 = c->opts->inverted ? HEAD_H : HEAD_H + (long)l.max_depth * FRAME_H;
 	s.dy = c->opts->inverted ? FRAME_H : -FRAME_H;
 
-	put_head(&s, height, kinds_present(f, l.rects, l.n));
+	put_head(&s, height, flame_kinds(f, &l));
 	fprintf(out, "<g id=\"frames\">\n");
 	for (size_t i = 0; i < l.n; i++)
 		put_frame(&s, &l.rects[i]);
