@@ -10,7 +10,7 @@
 # it takes to be painted is printed (measured, not asserted: scripts/bench
 # --flame).  Screenshots are kept in $BUILD/tests/83-flamegraph-*.png.
 . "$(dirname "$0")/lib.sh"
-plan 39
+plan 41
 
 # The unit part runs without a browser.
 "$GT/test_flame" "$T/hostile.svg" >"$T/unit" 2>&1
@@ -31,7 +31,7 @@ elif ! node "$(dirname "$0")/flamegraph.js" "$NPM" >"$T/probe-run" 2>&1; then
 fi
 if [ -n "$why" ]; then
 	i=1
-	while [ $i -lt 39 ]; do skip "$why"; i=$((i + 1)); done
+	while [ $i -lt 41 ]; do skip "$why"; i=$((i + 1)); done
 	exit 0
 fi
 
@@ -58,8 +58,9 @@ for f in sys.argv[1:]: xml.dom.minidom.parse(f)' "$T/leaf.svg" "$T/leaf-inv.svg"
 ok $? "the SVGs are well-formed XML (hostile names included)"
 sed 's/^/#   /' "$T/xml"
 
-fg load "$T/leaf.svg" shares search leaf_five zoom leaf_three screenshot "$T/zoom.png" \
-	reset screenshot "$T/leaf.png" rows leaf_five \
+fg load "$T/leaf.svg" shares hover leaf_five search leaf_five zoom leaf_three \
+	screenshot "$T/zoom.png" reset screenshot "$T/leaf.png" rows leaf_five \
+	click colour screenshot "$T/module.png" \
 	load "$T/leaf-inv.svg" rows leaf_five screenshot "$T/inverted.png" >"$T/leaf.out" 2>&1
 is "$(awk '$1 == "load" { print $4 }' "$T/leaf.out" | tr '\n' ' ')" "0 0 " "the SVGs load without a JavaScript error"
 for name in leaf_five leaf_three leaf_two; do
@@ -77,15 +78,20 @@ within "${1:-}" "${2:-x}" 0.05
 ok $? "a click on leaf_three zooms it to the full width (${1:-?} of ${2:-?} px)"
 [ "${3:-0}" -ge 3 ]
 ok $? "its ancestors stay, dimmed (${3:-0} dimmed)"
-set -- $(awk '$1 == "reset" { print $2, $3 }' "$T/leaf.out") "${2:-}"
-want=$(awk -v s="$(field "$T/leaf.out" share leaf_three 3)" -v w="$3" 'BEGIN { printf "%.2f", s * w / 100 }')
-within "${1:-}" "$want" 0.05
-ok $? "Reset Zoom: leaf_three back to ${1:-?} px (${want} expected), ${2:-?} hidden"
+set -- $(awk '$1 == "reset" { print $2, $3 }' "$T/leaf.out")
+want=$(awk '$1 == "zoom" { print $7 }' "$T/leaf.out")
+within "${1:-}" "${want:-x}" 0.011
+ok $? "Reset Zoom: leaf_three back to ${1:-?} px (${want:-?} before), ${2:-?} hidden"
 set -- $(awk '$1 == "rows" { print $2, $3 }' "$T/leaf.out")
 [ "${1:-0}" -gt "${2:-0}" ]
 ok $? "flame: the root (y ${1:-?}) below the leaf (y ${2:-?})"
 [ "${3:-0}" -lt "${4:-0}" ]
 ok $? "--inverted: the root (y ${3:-?}) above the leaf (y ${4:-?})"
+want="leaf_five in gt_leaf: $(awk '$4 == "leaf_five" { print $3; exit }' "$T/leaf.txt") samples, $(self_share "$T/leaf.txt" leaf_five)%"
+is "$(awk '$1 == "hover" { $1 = $2 = ""; sub(/^  /, ""); print }' "$T/leaf.out")" "$want" \
+	"the mouse over leaf_five: the details line says function, module, samples, share"
+awk '$1 == "click" && $2 == "colour" && $3 == "Colour:_module" && $4 ~ /gt_leaf/ { f = 1 } END { exit !f }' "$T/leaf.out"
+ok $? "Colour: kind -> module, with a legend of modules ($(awk '$1 == "click" { print $4 }' "$T/leaf.out"))"
 grep -q '<title>leaf &lt;&amp;&gt; &quot;up&quot;' "$T/leaf-inv.svg" ||
 	grep -q '>leaf &lt;&amp;&gt; &quot;up&quot;</text>' "$T/leaf-inv.svg"
 ok $? "--title is escaped"
@@ -94,6 +100,7 @@ ok $? "--width 900"
 keep leaf.png
 keep zoom.png
 keep inverted.png
+keep module.png
 
 # ---- the same as an HTML page with a canvas -----------------------------
 "$PROBE" report --format html -o "$T/leaf.html" "$T/leaf.probe" 2>>"$T/err"
@@ -116,9 +123,9 @@ set -- $(awk '$1 == "zoom" { print $3, $4 }' "$T/html.out")
 within "${1:-}" "${2:-x}" 0.05
 ok $? "html: a click zooms leaf_three to the full width (${1:-?} of ${2:-?} px)"
 set -- $(awk '$1 == "reset" { print $2 }' "$T/html.out")
-want=$(awk -v s="$(field "$T/html.out" share leaf_three 3)" 'BEGIN { printf "%.2f", s * 11.8 }')
-within "${1:-}" "$want" 0.05
-ok $? "html: Reset Zoom puts it back (${1:-?} px, $want expected)"
+want=$(awk '$1 == "zoom" { print $7 }' "$T/html.out")
+within "${1:-}" "${want:-x}" 0.011
+ok $? "html: Reset Zoom puts it back (${1:-?} px, ${want:-?} before)"
 keep leaf-html.png
 
 # ---- gt_threads: a frame per thread with --sort tid --------------------

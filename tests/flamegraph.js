@@ -17,10 +17,15 @@
 //   search TEXT      Ctrl-F, TEXT typed into the prompt: "search TEXT SHOWN"
 //                    with what the page then says ("Matched: 49.90%")
 //   zoom NAME        a click on the widest frame called NAME:
-//                    "zoom NAME WIDTH FULL DIMMED HIDDEN" (its width after,
-//                    the plot's width, ancestors dimmed, frames hidden)
+//                    "zoom NAME WIDTH FULL DIMMED HIDDEN BEFORE" (its width
+//                    after, the plot's width, ancestors dimmed, frames
+//                    hidden, its width before)
 //   reset            a click on "Reset Zoom": "reset WIDTH_OF_LAST_ZOOMED HIDDEN"
 //   rows NAME        "rows ROOT_Y NAME_Y": where the root and NAME are drawn
+//   hover NAME       the mouse over the widest frame called NAME:
+//                    "hover NAME DETAILS" (the page's details line)
+//   click ID         a click on the element ID (a button): "click ID TEXT
+//                    LEGEND" (its text and the legend's after; spaces as _)
 //   screenshot PNG   the whole picture into PNG: "screenshot PNG"
 'use strict';
 const path = require('path');
@@ -121,7 +126,8 @@ async function main() {
 			const z = fs.filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];
 			lastZoom = arg;
 			out('zoom', arg, z.w.toFixed(2), full.toFixed(2),
-			    fs.filter((g) => g.dim && g.shown).length, fs.filter((g) => !g.shown).length);
+			    fs.filter((g) => g.dim && g.shown).length, fs.filter((g) => !g.shown).length,
+			    f.w.toFixed(2));
 		} else if (step == 'reset') {
 			const b = await page.evaluate(() => {
 				const r = document.getElementById('reset').getBoundingClientRect();
@@ -131,6 +137,23 @@ async function main() {
 			const fs = await all();
 			const z = fs.filter((g) => g.name == lastZoom).sort((a, b) => b.w - a.w)[0];
 			out('reset', z ? z.w.toFixed(2) : '-', fs.filter((g) => !g.shown).length);
+		} else if (step == 'hover') {
+			i++;
+			const f = (await all()).filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];
+			if (f)
+				await page.mouse.move(f.x + f.w / 2, f.y + 5);
+			const d = await page.evaluate(() => document.getElementById('details').textContent);
+			out('hover', arg, f ? d : '-');
+		} else if (step == 'click') {
+			i++;
+			const b = await page.evaluate((id) => {
+				const r = document.getElementById(id).getBoundingClientRect();
+				return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+			}, arg);
+			await page.mouse.click(b.x, b.y);
+			const t = await page.evaluate((id) => [document.getElementById(id).textContent,
+				document.getElementById('legend').textContent], arg);
+			out('click', arg, t[0].replace(/ /g, '_') || '-', t[1].replace(/ /g, '_') || '-');
 		} else if (step == 'rows') {
 			i++;
 			const fs = await all();
