@@ -403,6 +403,15 @@ const char *flame_kind_name(enum flame_kind k)
 	return k < FK_COUNT ? kind_names[k] : "?";
 }
 
+char flame_kind_letter(enum flame_kind k)
+{
+	static const char letters[FK_COUNT] = {
+		[FK_ROOT] = 'r', [FK_GROUP] = 'g', [FK_PROGRAM] = 'p', [FK_LIBRARY] = 'l',
+		[FK_KERNEL] = 'k', [FK_INLINED] = 'i', [FK_UNKNOWN] = 'u',
+	};
+	return k < FK_COUNT ? letters[k] : 'u';
+}
+
 /* Each kind: a base colour and how far the name may move each channel. */
 static const uint8_t kind_rgb[FK_COUNT][6] = {
 	[FK_ROOT] = { 200, 200, 190, 20, 20, 20 },

@@ -108,6 +108,8 @@ void flame_put_kinds_js(FILE *out, unsigned kinds);
 
 /* Kind names for legends and tooltips: "program", "library", ... */
 const char *flame_kind_name(enum flame_kind k);
+/* The kind as the scripts know it: 'r'oot, 'g'roup, 'p'rogram, 'l'ibrary, ... */
+char flame_kind_letter(enum flame_kind k);
 /* A colour "#rrggbb" for a frame of kind k: the kind's hue, varied by name. */
 void flame_colour(enum flame_kind k, const char *name, char out[8]);
 

@@ -160,7 +160,7 @@ const char flame_js_core[] =
 /* The SVG's own part: its frames are elements. */
 const char flame_js_svg[] =
 	"// The SVG: every frame is a <g class=KIND> of <title>, <rect> and maybe\n"
-	"// <text>; C (below) gives the geometry the C code used.\n"
+	"// <text>; C, written before this script, holds the geometry svg.c used.\n"
 	"var NS = \"http://www.w3.org/2000/svg\";\n"
 	"\n"
 	"function $(id) { return document.getElementById(id); }\n"
@@ -270,8 +270,8 @@ const char flame_css_html[] =
 
 /* The HTML page's own part: its frames are drawn on a canvas. */
 const char flame_js_html[] =
-	"// The HTML page: frames are drawn on a canvas from D, the list C (below)\n"
-	"// wrote: D.f holds 8 numbers a frame: depth, x, width (in amounts), name,\n"
+	"// The HTML page: frames are drawn on a canvas from D, the list html.c\n"
+	"// wrote before this script: D.f holds 8 numbers a frame: depth, x, width (in amounts), name,\n"
 	"// module, kind and colour (indexes into D.names, D.kinds and D.kindNames,\n"
 	"// D.cols), samples.\n"
 	"var cv, ctx, rows = [];\n"

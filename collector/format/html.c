@@ -24,11 +24,6 @@
 #define CHAR_W 6.6              /* 11px monospace */
 #define EXACT_MAX 9007199254740992.0    /* 2^53 */
 
-static const char kind_letter[FK_COUNT] = {
-	[FK_ROOT] = 'r', [FK_GROUP] = 'g', [FK_PROGRAM] = 'p', [FK_LIBRARY] = 'l',
-	[FK_KERNEL] = 'k', [FK_INLINED] = 'i', [FK_UNKNOWN] = 'u',
-};
-
 /* A string (by its interned pointer) or colour -> its index in D's tables. */
 struct idx_ent {
 	uint64_t key;
@@ -106,7 +101,7 @@ static uint32_t *put_colours(FILE *out, const struct flame *f, const struct flam
 	}
 	fprintf(out, "],\nkinds: [");
 	for (int k = 0; k < FK_COUNT; k++)
-		fprintf(out, "%s\"%c\"", k ? "," : "", kind_letter[k]);
+		fprintf(out, "%s\"%c\"", k ? "," : "", flame_kind_letter((enum flame_kind)k));
 	fprintf(out, "],\nkindNames: [");
 	for (int k = 0; k < FK_COUNT; k++)
 		fprintf(out, "%s\"%s\"", k ? "," : "", flame_kind_name((enum flame_kind)k));

@@ -47,12 +47,7 @@ static void put_cpx(FILE *out, long long v)
 	fprintf(out, "%lld.%02lld", v / 100, v % 100);
 }
 
-static const char kind_class[FK_COUNT] = {
-	[FK_ROOT] = 'r', [FK_GROUP] = 'g', [FK_PROGRAM] = 'p', [FK_LIBRARY] = 'l',
-	[FK_KERNEL] = 'k', [FK_INLINED] = 'i', [FK_UNKNOWN] = 'u',
-};
-
-/* "5,012 samples, 50.12%" (samples as counted; the share by weight). */
+/* "5012 samples, 50.12%" (samples as counted; the share by weight). */
 static void put_amount(const struct svg *s, const struct flame_node *nd)
 {
 	uint64_t n = nd->samples[0];
@@ -70,7 +65,7 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	char fill[8];
 	flame_colour(fr->kind, fr->name, fill);
 
-	fprintf(out, "<g class=\"%c\"><title>", kind_class[fr->kind]);
+	fprintf(out, "<g class=\"%c\"><title>", flame_kind_letter(fr->kind));
 	flame_put_xml(out, fr->name, 0);
 	if (fr->kind == FK_GROUP) {
 		fprintf(out, "\n");
@@ -87,7 +82,8 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	fprintf(out, "\" y=\"%ld\" width=\"", y);
 	put_cpx(out, w);
 	fprintf(out, "\" height=\"%d\" fill=\"%s\"/>", FRAME_H - 1, fill);
-	size_t fit = (size_t)(((double)w / 100.0 - 6) / CHAR_W);
+	double room = (double)w / 100.0 - 6;   /* 3 px either side of the label */
+	size_t fit = room > 0 ? (size_t)(room / CHAR_W) : 0;
 	if (fit >= 3) {
 		fprintf(out, "<text x=\"");
 		put_cpx(out, x + 100 * XPAD + 300);
