@@ -2,7 +2,7 @@
  * gen_recording - write a synthetic probe recording for timing `probe
  * report` (scripts/bench --report).
  *
- *   gen_recording OUT [SAMPLES [STACKS [SEED]]]
+ *   gen_recording [--every] OUT [SAMPLES [STACKS [SEED]]]
  *
  * The recording describes this very process: a HELLO, one MAP per
  * executable segment of every object it has loaded (libc, libm, itself, the
@@ -14,7 +14,10 @@
  * dlsym, so every frame names a real function) over a few frames of this
  * program down to main; SAMPLES samples (default 1000000) drawn from them
  * with a skewed distribution (a few hot stacks, a long tail), as real
- * profiles look.  The same SEED gives the same file.
+ * profiles look.  The same SEED gives the same file.  --every: the first
+ * STACKS samples take every stack once, so that the recording has STACKS
+ * distinct stacks (for the flame graphs' 100,000-stack case, scripts/bench
+ * --flame), then the skewed draw goes on.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -125,8 +128,14 @@ static void spin_frame(void)
 
 int main(int argc, char **argv)
 {
+	int every = argc > 1 && strcmp(argv[1], "--every") == 0;
+	if (every) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: gen_recording OUT [SAMPLES [STACKS [SEED]]]\n");
+		fprintf(stderr, "usage: gen_recording [--every] OUT [SAMPLES [STACKS [SEED]]]\n");
 		return 2;
 	}
 	uint64_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
@@ -221,6 +230,8 @@ int main(int argc, char **argv)
 			size_t s = (size_t)(u * u * u * (double)nstacks);
 			if (s >= nstacks)
 				s = nstacks - 1;
+			if (every && nsamples - left + i < nstacks)
+				s = nsamples - left + i;
 			probe_put_uv(&w, pid);
 			probe_put_uv(&w, (uint64_t)i * 1001001);
 			probe_put_uv(&w, 1001001);

@@ -1,5 +1,6 @@
 /* report_common.c - see report_fmt.h: header lines, percentages, keys. */
 #include "format.h"
+#include "flame.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -116,6 +117,9 @@ static const struct format_desc format_table[] = {
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
 	{ "pprof", report_pprof, 1, 0,
 	  "gzipped profile.proto: go tool pprof, Pyroscope, Parca" },
+	{ "svg", report_svg, 0, 0, "interactive flame graph, one SVG file" },
+	{ "html", report_html, 0, 0,
+	  "the same flame graph drawn on a canvas: lighter for big profiles" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))

@@ -1,0 +1,189 @@
+/*
+ * svg.c - an interactive flame graph in one SVG file (flamegraph.pl's
+ * kind): a <g> per frame with its tooltip (<title>), rectangle and label,
+ * and a script (flame_js.c) for zoom, search and colours.  Nothing is
+ * loaded from elsewhere: it opens offline in any browser.
+ *
+ * Frames narrower than 0.1 px (flamegraph.pl's --minwidth), or under
+ * --percent-limit when given, are left out: their share stays in their
+ * parent.  Geometry is in hundredths of a pixel, rounded from the amounts
+ * at both edges, so a child never pokes out of its parent and the script
+ * can find a frame's ancestors and descendants by their spans.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "util.h"
+
+#define SVG_WIDTH 1200          /* default --width */
+#define XPAD 10                 /* left and right margins */
+#define FRAME_H 16              /* a row */
+#define HEAD_H 72               /* title, controls, legend */
+#define FOOT_H 30               /* the details line */
+#define CHAR_W 6.6              /* 11px monospace, for fitting labels */
+
+struct svg {
+	const struct report_ctx *c;
+	const struct flame *f;
+	FILE *out;
+	unsigned width;
+	double plotw;
+	uint64_t total;
+	long y0, dy;            /* the root's row, and the step a level */
+	double merged;          /* share below frames too narrow to draw */
+};
+
+/* Where an amount offset falls, in hundredths of a pixel from the left margin. */
+static long long cpx(const struct svg *s, uint64_t x)
+{
+	return llround((double)x / (double)s->total * s->plotw * 100.0);
+}
+
+static void put_cpx(FILE *out, long long v)
+{
+	fprintf(out, "%lld.%02lld", v / 100, v % 100);
+}
+
+/* "5012 samples, 50.12%" (samples as counted; the share by weight). */
+static void put_amount(const struct svg *s, const struct flame_node *nd)
+{
+	uint64_t n = nd->samples[0];
+	fprintf(s->out, "%" PRIu64 " sample%s, %.2f%%", n, n == 1 ? "" : "s",
+		report_pct(s->c, nd->amount[0]));
+}
+
+static void put_frame(const struct svg *s, const struct flame_rect *r)
+{
+	const struct flame_node *nd = flame_node_at(s->f, r->node);
+	const struct flame_frame *fr = flame_frame_at(s->f, nd->frame);
+	FILE *out = s->out;
+	long long x = cpx(s, r->x), w = cpx(s, r->x + r->width) - x;
+	long y = s->y0 + s->dy * (long)r->depth;
+	char fill[8];
+	flame_colour(fr->kind, fr->name, fill);
+
+	fprintf(out, "<g class=\"%c\"><title>", flame_kind_letter(fr->kind));
+	flame_put_xml(out, fr->name, 0);
+	if (fr->kind == FK_GROUP) {
+		fprintf(out, "\n");
+		flame_put_xml(out, fr->module, 0);
+	} else if (fr->kind != FK_ROOT) {
+		fprintf(out, "\nin ");
+		flame_put_xml(out, fr->module, 0);
+		fprintf(out, " (%s)", flame_kind_name(fr->kind));
+	}
+	fputc('\n', out);
+	put_amount(s, nd);
+	fprintf(out, "</title><rect x=\"");
+	put_cpx(out, x + 100 * XPAD);
+	fprintf(out, "\" y=\"%ld\" width=\"", y);
+	put_cpx(out, w);
+	fprintf(out, "\" height=\"%d\" fill=\"%s\"/>", FRAME_H - 1, fill);
+	double room = (double)w / 100.0 - 6;   /* 3 px either side of the label */
+	size_t fit = room > 0 ? (size_t)(room / CHAR_W) : 0;
+	if (fit >= 3) {
+		fprintf(out, "<text x=\"");
+		put_cpx(out, x + 100 * XPAD + 300);
+		fprintf(out, "\" y=\"%.1f\">", (double)y + 11.5);
+		flame_put_xml(out, fr->name, fit);
+		fprintf(out, "</text>");
+	}
+	fprintf(out, "</g>\n");
+}
+
+/* The same legend drawn, for viewers that run no script. */
+static void put_legend(FILE *out, unsigned mask)
+{
+	double x = 0;
+	fprintf(out, "<g id=\"legend\" transform=\"translate(%d,%d)\">", XPAD, HEAD_H - 10);
+	for (int k = 0; k < FK_COUNT; k++) {
+		if (!(mask & 1u << k))
+			continue;
+		const char *name = flame_kind_name((enum flame_kind)k);
+		char fill[8];
+		flame_colour((enum flame_kind)k, "", fill);
+		fprintf(out, "<rect x=\"%.1f\" y=\"-9\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+			"<text x=\"%.1f\">%s</text>", x, fill, x + 14, name);
+		x += 24 + CHAR_W * (double)strlen(name);
+	}
+	fprintf(out, "</g>\n");
+}
+
+static void put_head(const struct svg *s, unsigned height, unsigned kinds)
+{
+	FILE *out = s->out;
+	char sub[320];
+	flame_subtitle(s->c, s->merged, sub, sizeof(sub));
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
+		"height=\"%u\" viewBox=\"0 0 %u %u\">\n", s->width, height, s->width, height);
+	fprintf(out, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", flame_css);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
+		"var C = { xpad: %d, plotw: %.0f, y0: %ld, dy: %ld, ty: 11.5, cw: %.1f, "
+		"merged: %.4f };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W, s->merged);
+	flame_put_kinds_js(out, kinds);
+	fprintf(out, "%s%s]]></script>\n", flame_js_core, flame_js_svg);
+	fprintf(out, "<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
+		"offset=\"95%%\"/></linearGradient></defs>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n");
+	fprintf(out, "<text id=\"title\" x=\"%u\" y=\"24\">", s->width / 2);
+	flame_put_xml(out, flame_title(s->c), 0);
+	fprintf(out, "</text>\n<text id=\"sub\" x=\"%u\" y=\"42\">", s->width / 2);
+	flame_put_xml(out, sub, 0);
+	fprintf(out, "</text>\n"
+		"<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\"></text>\n"
+		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+		"<text id=\"colour\" class=\"btn\" x=\"%u\" y=\"%d\" text-anchor=\"end\">"
+		"Colour: kind</text>\n", XPAD, s->width - XPAD, s->width - XPAD, HEAD_H - 10);
+	put_legend(out, kinds);
+}
+
+static void put_foot(const struct svg *s, unsigned height)
+{
+	fprintf(s->out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
+		XPAD, height - 10, s->width - XPAD, height - 10);
+	if (!s->total)
+		fprintf(s->out, "<text x=\"%u\" y=\"%d\" text-anchor=\"middle\">no samples "
+			"in this recording</text>\n", s->width / 2, HEAD_H + FRAME_H);
+	fprintf(s->out, "</svg>\n");
+}
+
+int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out)
+{
+	struct svg s = { .c = c, .f = f, .out = out };
+	s.width = c->opts->width ? c->opts->width : SVG_WIDTH;
+	s.plotw = (double)s.width - 2 * XPAD;
+	s.total = flame_node_at(f, 0)->amount[0];
+
+	struct flame_layout l = { 0 };
+	if (s.total)
+		flame_layout(f, 0, flame_min_amount(c, s.total, s.plotw), &l);
+	s.merged = s.total ? (double)l.merged / (double)s.total : 0;
+	unsigned height = HEAD_H + (l.max_depth + 1) * FRAME_H + FOOT_H;
+	/* Flame: the root at the bottom, callees above; icicle: upside down. */
+	s.y0 = c->opts->inverted ? HEAD_H : HEAD_H + (long)l.max_depth * FRAME_H;
+	s.dy = c->opts->inverted ? FRAME_H : -FRAME_H;
+
+	put_head(&s, height, flame_kinds(f, &l));
+	fprintf(out, "<g id=\"frames\">\n");
+	for (size_t i = 0; i < l.n; i++)
+		put_frame(&s, &l.rects[i]);
+	fprintf(out, "</g>\n");
+	put_foot(&s, height);
+	flame_layout_free(&l);
+	return 0;
+}
+
+int report_svg(const struct report_ctx *c, FILE *out)
+{
+	struct flame *f = flame_new();
+	flame_fill(f, c, 0);
+	int rc = flame_svg(c, f, out);
+	flame_free(f);
+	return rc;
+}

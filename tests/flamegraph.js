@@ -1,0 +1,176 @@
+// flamegraph.js - drive a flame graph (probe report --format svg or html)
+// in headless Chromium, as a person would, and print what it shows, one
+// line per step, for tests/83-flamegraph.t to read.
+//
+//   node tests/flamegraph.js MODULES_DIR STEP...
+//
+// MODULES_DIR holds node_modules/puppeteer-core (scripts/install-deps).
+// Steps, in order, on the page loaded last:
+//   load FILE        open it: "load FILE errors N painted_ms MS frames N"
+//                    (errors: uncaught exceptions and console errors;
+//                    painted: from navigation start to the second animation
+//                    frame after the load event, i.e. drawn once)
+//   shares           "share NAME PCT" for every function name: the width its
+//                    frames cover (one inside another counted once) over the
+//                    root's width, from the frames' geometry in the page
+//   groups           "group NAME PCT" for the process and thread frames
+//   search TEXT      Ctrl-F, TEXT typed into the prompt: "search TEXT SHOWN"
+//                    with what the page then says ("Matched: 49.90%")
+//   zoom NAME        a click on the widest frame called NAME:
+//                    "zoom NAME WIDTH FULL DIMMED HIDDEN BEFORE" (its width
+//                    after, the plot's width, ancestors dimmed, frames
+//                    hidden, its width before)
+//   reset            a click on "Reset Zoom": "reset WIDTH_OF_LAST_ZOOMED HIDDEN"
+//   rows NAME        "rows ROOT_Y NAME_Y": where the root and NAME are drawn
+//   hover NAME       the mouse over the widest frame called NAME:
+//                    "hover NAME DETAILS" (the page's details line)
+//   click ID         a click on the element ID (a button): "click ID TEXT
+//                    LEGEND" (its text and the legend's after; spaces as _)
+//   screenshot PNG   the whole picture into PNG: "screenshot PNG"
+'use strict';
+const path = require('path');
+
+const [modules, ...steps] = process.argv.slice(2);
+const puppeteer = require(path.join(path.resolve(modules), 'node_modules', 'puppeteer-core'));
+
+// Every frame as the page has it: name, kind, geometry in CSS pixels.
+// Works for both pictures: the SVG's <g> elements, or the HTML page's
+// frame list (window.F with its drawn geometry, window.geom()).
+function frames() {
+	if (window.geom)
+		return window.geom();
+	return Array.from(document.querySelectorAll('#frames > g')).map((g) => {
+		const r = g.querySelector('rect').getBBox();
+		const t = g.querySelector('title').textContent.split('\n');
+		const cls = g.getAttribute('class').split(' ');
+		return { name: t[0], kind: cls[0], dim: cls.includes('dim'),
+			 shown: g.style.display != 'none', x: r.x, y: r.y, w: r.width };
+	});
+}
+
+// Width covered by frames, one inside another counted once.
+function covered(fs) {
+	fs.sort((a, b) => a.x - b.x || b.w - a.w);
+	let sum = 0, end = -Infinity;
+	for (const f of fs)
+		if (f.x >= end - 1e-6) {
+			sum += f.w;
+			end = f.x + f.w;
+		}
+	return sum;
+}
+
+async function main() {
+	const browser = await puppeteer.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		args: ['--no-sandbox', '--headless=new', '--disable-gpu'],
+	});
+	const page = await browser.newPage();
+	await page.setViewport({ width: 1280, height: 900 });
+	let errors = [];
+	page.on('pageerror', (e) => errors.push(String(e)));
+	page.on('console', (m) => { if (m.type() == 'error') errors.push(m.text()); });
+	let answer = null;
+	page.on('dialog', (d) => (answer === null ? d.dismiss() : d.accept(answer)));
+	let lastZoom = null;
+	const out = (...a) => console.log(a.join(' '));
+	const all = () => page.evaluate(frames);
+	const root = (fs) => fs.find((f) => f.kind == 'r');
+
+	for (let i = 0; i < steps.length; i++) {
+		const step = steps[i];
+		const arg = steps[i + 1];
+		if (step == 'load') {
+			i++;
+			errors = [];
+			await page.goto('file://' + path.resolve(arg), { waitUntil: 'load' });
+			const ms = await page.evaluate(() => new Promise((r) =>
+				requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now())))));
+			const fs = await all();
+			out('load', arg, 'errors', errors.length, 'painted_ms', ms.toFixed(0), 'frames', fs.length);
+			for (const e of errors)
+				out('#', 'error:', e.split('\n')[0]);
+		} else if (step == 'shares' || step == 'groups') {
+			const fs = await all();
+			const total = root(fs).w;
+			const names = new Map();
+			for (const f of fs)
+				if ((step == 'groups') == (f.kind == 'g') && f.kind != 'r')
+					names.set(f.name, (names.get(f.name) || []).concat([f]));
+			for (const [name, list] of names)
+				out(step.slice(0, -1), name.replace(/ /g, '_'),
+				    (100 * covered(list) / total).toFixed(2));
+		} else if (step == 'search') {
+			i++;
+			answer = arg;
+			await page.keyboard.down('Control');
+			await page.keyboard.press('f');
+			await page.keyboard.up('Control');
+			answer = null;
+			const shown = await page.evaluate(() => {
+				const m = document.getElementById('matched');
+				return m ? m.textContent : '';
+			});
+			out('search', arg, shown.replace(/ /g, '') || '-');
+		} else if (step == 'zoom') {
+			i++;
+			let fs = await all();
+			const full = root(fs).w;
+			const f = fs.filter((g) => g.name == arg).sort((a, b) => b.w - a.w)[0];
+			if (!f) {
+				out('zoom', arg, 'none');
+				continue;
+			}
+			await page.mouse.click(f.x + f.w / 2, f.y + 5);
+			fs = await all();
+			const z = fs.filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];
+			lastZoom = arg;
+			out('zoom', arg, z.w.toFixed(2), full.toFixed(2),
+			    fs.filter((g) => g.dim && g.shown).length, fs.filter((g) => !g.shown).length,
+			    f.w.toFixed(2));
+		} else if (step == 'reset') {
+			const b = await page.evaluate(() => {
+				const r = document.getElementById('reset').getBoundingClientRect();
+				return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+			});
+			await page.mouse.click(b.x, b.y);
+			const fs = await all();
+			const z = fs.filter((g) => g.name == lastZoom).sort((a, b) => b.w - a.w)[0];
+			out('reset', z ? z.w.toFixed(2) : '-', fs.filter((g) => !g.shown).length);
+		} else if (step == 'hover') {
+			i++;
+			const f = (await all()).filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];
+			if (f)
+				await page.mouse.move(f.x + f.w / 2, f.y + 5);
+			const d = await page.evaluate(() => document.getElementById('details').textContent);
+			out('hover', arg, f ? d : '-');
+		} else if (step == 'click') {
+			i++;
+			const b = await page.evaluate((id) => {
+				const r = document.getElementById(id).getBoundingClientRect();
+				return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+			}, arg);
+			await page.mouse.click(b.x, b.y);
+			const t = await page.evaluate((id) => [document.getElementById(id).textContent,
+				document.getElementById('legend').textContent], arg);
+			out('click', arg, t[0].replace(/ /g, '_') || '-', t[1].replace(/ /g, '_') || '-');
+		} else if (step == 'rows') {
+			i++;
+			const fs = await all();
+			const f = fs.find((g) => g.name == arg);
+			out('rows', root(fs).y.toFixed(0), f ? f.y.toFixed(0) : '-');
+		} else if (step == 'screenshot') {
+			i++;
+			await page.screenshot({ path: arg, fullPage: true });
+			out('screenshot', arg);
+		} else {
+			throw new Error('unknown step ' + step);
+		}
+	}
+	await browser.close();
+}
+
+main().catch((e) => {
+	console.log('# flamegraph.js: ' + String(e.stack || e).split('\n').slice(0, 3).join(' | '));
+	process.exit(1);
+});
