@@ -4,9 +4,11 @@
 # and the change in points, largest first; the shares are probe report's;
 # --format folded gives both counts per stack (difffolded.pl's layout);
 # with no files, probe.data.old and probe.data (record moves the old one
-# aside); bad arguments are said.
+# aside); --format svg draws the differential flame graph, read back in
+# headless Chromium (tests/flamegraph.js): NEW's widths, leaf_two red,
+# leaf_five blue; bad arguments are said.
 . "$(dirname "$0")/lib.sh"
-plan 11
+plan 15
 
 mkdir -p "$T/new"
 sed 's/GT_SPIN(5, 1.0)/GT_SPIN(2, 1.0)/; s/GT_SPIN(2, 3.0)/GT_SPIN(5, 3.0)/' \
@@ -49,6 +51,37 @@ set -- $(awk '{ if (NF < 3 || $(NF-1) !~ /^[0-9]+$/ || $NF !~ /^[0-9]+$/) bad++;
 ok $? "folded: 'stack BASE NEW' on every line, columns add up to $sb and $sn samples (got $1, $2)"
 grep -q "^gt_leaf;.*;main;leaf_two [0-9][0-9]* [0-9][0-9]*$" "$T/fold"
 ok $? "folded: one stack with both counts: $(grep ';leaf_two ' "$T/fold" | head -1)"
+
+# The differential flame graph, as Chromium shows it.
+"$PROBE" diff --format svg -o "$T/diff.svg" "$T/base.probe" "$T/new.probe" 2>>"$T/err"
+# fill COLOUR of the frame named NAME in the SVG
+fill() { perl -0ne 'print "$1\n" if /<title>\Q'"$2"'\E\n.*?fill="(#[0-9a-f]{6})"/s' "$1"; }
+f2=$(fill "$T/diff.svg" leaf_two) f5=$(fill "$T/diff.svg" leaf_five) f3=$(fill "$T/diff.svg" leaf_three)
+case "$f2.$f5" in \#ff*.\#*ff) r=0 ;; *) r=1 ;; esac
+ok $r "svg: leaf_two red ($f2: more in new), leaf_five blue ($f5: less), leaf_three $f3"
+NPM=$BUILD/npm
+[ -d "$NPM/node_modules/puppeteer-core" ] || NPM=$ROOT/build/npm
+if command -v node >/dev/null 2>&1 && [ -x "${CHROMIUM:-/usr/bin/chromium}" ] &&
+   [ -d "$NPM/node_modules/puppeteer-core" ] &&
+   node "$ROOT/tests/flamegraph.js" "$NPM" load "$T/diff.svg" shares hover leaf_two \
+	screenshot "$T/diff.png" >"$T/fg" 2>&1; then
+	set -- $(awk '$1 == "load" { print $3, $4 }' "$T/fg")
+	[ "$1" = errors ] && [ "$2" = 0 ]
+	ok $? "svg: loads in Chromium without an error ($(head -n1 "$T/fg"))"
+	fail=0
+	for f in leaf_five leaf_three leaf_two; do
+		got=$(awk -v f=$f '$1 == "share" && $2 == f { print $3 }' "$T/fg")
+		want=$(self_share "$T/rn" $f)
+		within "$got" "$want" 0.5 || { fail=1; diag "$f: $got % wide, new has $want %"; }
+	done
+	ok $fail "svg: widths are NEW's shares (leaf_two $(awk '$1 == "share" && $2 == "leaf_two" { print $3 }' "$T/fg") %)"
+	grep -q "^hover leaf_two .*base [0-9.]*%, +[0-9.]* points" "$T/fg"
+	ok $? "svg: the details line gives both shares: $(grep '^hover' "$T/fg")"
+	cp "$T/diff.png" "$BUILD/tests/84-diff.png" 2>/dev/null && diag "screenshot: $BUILD/tests/84-diff.png"
+else
+	why="headless Chromium with puppeteer-core is not there: run scripts/install-deps"
+	skip "$why"; skip "$why"; skip "$why"
+fi
 
 # No files: probe.data.old (the earlier recording) and probe.data.
 (cd "$T" && "$PROBE" record -q -- "$GT/gt_leaf" 100 >/dev/null 2>&1 &&

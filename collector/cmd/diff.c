@@ -7,7 +7,9 @@
  * when weights are missing), and the change in points, NEW minus BASE;
  * sorted by the largest change.  --format folded writes every stack with
  * its samples in both (FlameGraph's difffolded.pl layout, which
- * flamegraph.pl draws as a differential flame graph).
+ * flamegraph.pl draws as a differential flame graph); --format svg draws
+ * that graph itself (flame.h): NEW's widths, red where a frame's share
+ * grew, blue where it shrank.
  *
  * Functions are matched by name and module basename, not by address: a
  * rebuilt program moves every address.  With no files named, BASE is
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "cmdopt.h"
+#include "flame.h"
 #include "format.h"
 #include "hashtab.h"
 #include "outfile.h"
@@ -35,19 +38,24 @@
 void diff_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: probe diff [BASE [NEW]] [--format text|folded] [-o OUT]\n"
+		"usage: probe diff [BASE NEW] [--format text|folded|svg] [-o OUT]\n"
 		"                  [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
+		"                  [--title TEXT] [--width PX]\n"
 		"\n"
 		"What changed from BASE to NEW (default probe.data.old and probe.data):\n"
 		"each function's self share in both, and the change in points, largest\n"
 		"first.  --format folded: every stack with its samples in BASE and in\n"
 		"NEW (difffolded.pl's layout: flamegraph.pl draws it in red and blue).\n"
+		"--format svg: that differential flame graph, drawn by probe: NEW's\n"
+		"widths, red where a frame's share grew, blue where it shrank (a\n"
+		"function found only in BASE has no width: see the text rows).\n"
 		"\n"
-		"  --format FORMAT        text (default) or folded\n"
+		"  --format FORMAT        text (default), folded or svg\n"
 		"  -o, --output OUT       write to OUT instead of standard output\n"
 		"  --percent-limit PCT    hide rows that changed less than PCT points\n"
 		"  -M, --no-demangle      names as they are in the binary\n"
 		"  --no-inline            no inline frames\n"
+		"  --title TEXT, --width PX   the svg's title and width (default 1200)\n"
 		"  -h, --help             this help\n");
 }
 
@@ -71,6 +79,7 @@ struct frow {
 struct diff {
 	struct report_opts o;
 	const char *folded;     /* non-NULL: --format folded */
+	int svg;                /* --format svg */
 	struct symcache *sc;
 	struct side side[2];
 	struct frow *rows;
@@ -180,7 +189,13 @@ static int write_out(struct diff *d)
 	if (outfile_open(&of, d->o.output) < 0)
 		return -1;
 	int rc = 0;
-	if (d->folded) {
+	if (d->svg) {
+		struct flame *f = flame_new();
+		flame_fill(f, &d->side[0].ctx, 0);
+		flame_fill(f, &d->side[1].ctx, 1);
+		rc = flame_svg_diff(&d->side[0].ctx, &d->side[1].ctx, f, of.f);
+		flame_free(f);
+	} else if (d->folded) {
 		struct folded set = { 0 };
 		folded_add(&set, &d->side[0].ctx, 0);
 		folded_add(&set, &d->side[1].ctx, 1);
@@ -219,10 +234,13 @@ static int parse(struct diff *d, int argc, char **argv)
 		{ "percent-limit", required_argument, NULL, 'p' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "no-inline", no_argument, NULL, 'N' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	uint64_t width;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":o:hM", longopts, NULL)) != -1) {
@@ -230,8 +248,20 @@ static int parse(struct diff *d, int argc, char **argv)
 		case 'f':
 			if (strcmp(optarg, "folded") == 0)
 				d->folded = optarg;
+			else if (strcmp(optarg, "svg") == 0)
+				d->svg = 1;
 			else if (strcmp(optarg, "text") != 0)
-				return usage_error("unknown format '%s' (use text or folded)", optarg);
+				return usage_error("unknown format '%s' (use text, folded or svg)",
+						   optarg);
+			break;
+		case 'T':
+			d->o.title = optarg;
+			break;
+		case 'W':
+			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000)
+				return usage_error("bad --width '%s': use a number of pixels "
+						   "from 100 to 100000", optarg);
+			d->o.width = (unsigned)width;
 			break;
 		case 'o':
 			d->o.output = optarg;
@@ -265,6 +295,7 @@ static int parse(struct diff *d, int argc, char **argv)
 int cmd_diff(int argc, char **argv)
 {
 	struct diff d = { 0 };
+	d.o.title = "Differential Flame Graph";
 	d.o.resolve.demangle = 1;
 	d.o.resolve.inline_frames = 1;
 	int rc = parse(&d, argc, argv);

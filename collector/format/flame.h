@@ -143,6 +143,13 @@ extern const char flame_js_core[], flame_js_svg[], flame_js_html[];
  * and the total that percentages are of.
  */
 int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out);
+/*
+ * A differential flame graph (probe diff): widths from set 1 (new, c),
+ * each frame red where its share grew from set 0 (base), blue where it
+ * shrank, deeper the larger the change; the tooltip gives both shares.
+ */
+int flame_svg_diff(const struct report_ctx *base, const struct report_ctx *c,
+		   const struct flame *f, FILE *out);
 /* The same as one HTML page that draws it on a canvas (html.c). */
 int flame_html(const struct report_ctx *c, const struct flame *f, FILE *out);
 

@@ -115,7 +115,7 @@ const char flame_js_core[] =
 	"// Colour by kind, or by module (its legend: the modules of the widest frames).\n"
 	"function colourBy(module) {\n"
 	"	byModule = module;\n"
-	"	say(\"colour\", \"Colour: \" + (module ? \"module\" : \"kind\"));\n"
+	"	say(\"colour\", \"Colour: \" + (module ? \"module\" : C.colours || \"kind\"));\n"
 	"	var items = KINDS;\n"
 	"	if (module) {\n"
 	"		var wide = {}, names = [];\n"

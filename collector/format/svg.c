@@ -27,7 +27,10 @@
 
 struct svg {
 	const struct report_ctx *c;
+	const struct report_ctx *base;  /* a differential graph's base, or NULL */
 	const struct flame *f;
+	int set;                /* the set whose amounts make the widths */
+	double maxdelta;        /* the largest change of a frame, in points */
 	FILE *out;
 	unsigned width;
 	double plotw;
@@ -35,6 +38,31 @@ struct svg {
 	long y0, dy;            /* the root's row, and the step a level */
 	double merged;          /* share below frames too narrow to draw */
 };
+
+/* A frame's change from base to new, in points of each one's total. */
+static double delta(const struct svg *s, const struct flame_node *nd)
+{
+	return report_pct(s->c, nd->amount[1]) - report_pct(s->base, nd->amount[0]);
+}
+
+/*
+ * flamegraph.pl's differential colours: red where new spends more, blue
+ * where less, deeper the larger the change against the largest one.
+ */
+static void diff_colour(const struct svg *s, const struct flame_node *nd, char out[8])
+{
+	double d = delta(s, nd), r = s->maxdelta > 0 ? fabs(d) / s->maxdelta : 0;
+	int c = (int)lround(210.0 * (1.0 - (r > 1 ? 1 : r)));
+	/* Under a hundredth of the largest change: rounding, not a change. */
+	if (fabs(d) < 0.01 || r < 0.01)
+		d = 0;
+	if (d > 0)
+		snprintf(out, 8, "#ff%02x%02x", c, c);
+	else if (d < 0)
+		snprintf(out, 8, "#%02x%02xff", c, c);
+	else
+		snprintf(out, 8, "#d2d2d2");
+}
 
 /* Where an amount offset falls, in hundredths of a pixel from the left margin. */
 static long long cpx(const struct svg *s, uint64_t x)
@@ -50,9 +78,12 @@ static void put_cpx(FILE *out, long long v)
 /* "5012 samples, 50.12%" (samples as counted; the share by weight). */
 static void put_amount(const struct svg *s, const struct flame_node *nd)
 {
-	uint64_t n = nd->samples[0];
+	uint64_t n = nd->samples[s->set];
 	fprintf(s->out, "%" PRIu64 " sample%s, %.2f%%", n, n == 1 ? "" : "s",
-		report_pct(s->c, nd->amount[0]));
+		report_pct(s->c, nd->amount[s->set]));
+	if (s->base)
+		fprintf(s->out, " (base %.2f%%, %+.2f points)",
+			report_pct(s->base, nd->amount[0]), delta(s, nd));
 }
 
 static void put_frame(const struct svg *s, const struct flame_rect *r)
@@ -63,7 +94,10 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	long long x = cpx(s, r->x), w = cpx(s, r->x + r->width) - x;
 	long y = s->y0 + s->dy * (long)r->depth;
 	char fill[8];
-	flame_colour(fr->kind, fr->name, fill);
+	if (s->base)
+		diff_colour(s, nd, fill);
+	else
+		flame_colour(fr->kind, fr->name, fill);
 
 	fprintf(out, "<g class=\"%c\"><title>", flame_kind_letter(fr->kind));
 	flame_put_xml(out, fr->name, 0);
@@ -94,17 +128,28 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	fprintf(out, "</g>\n");
 }
 
+/* A differential graph's legend: what its colours say. */
+static const char *const diff_legend[][2] = {
+	{ "#ff0000", "more in new" }, { "#0000ff", "less in new" },
+	{ "#d2d2d2", "the same" },
+};
+
 /* The same legend drawn, for viewers that run no script. */
-static void put_legend(FILE *out, unsigned mask)
+static void put_legend(const struct svg *s, unsigned mask)
 {
+	FILE *out = s->out;
 	double x = 0;
 	fprintf(out, "<g id=\"legend\" transform=\"translate(%d,%d)\">", XPAD, HEAD_H - 10);
-	for (int k = 0; k < FK_COUNT; k++) {
-		if (!(mask & 1u << k))
+	for (int k = 0; k < (s->base ? 3 : FK_COUNT); k++) {
+		if (!s->base && !(mask & 1u << k))
 			continue;
-		const char *name = flame_kind_name((enum flame_kind)k);
+		const char *name = s->base ? diff_legend[k][1] :
+				   flame_kind_name((enum flame_kind)k);
 		char fill[8];
-		flame_colour((enum flame_kind)k, "", fill);
+		if (s->base)
+			snprintf(fill, sizeof(fill), "%s", diff_legend[k][0]);
+		else
+			flame_colour((enum flame_kind)k, "", fill);
 		fprintf(out, "<rect x=\"%.1f\" y=\"-9\" width=\"10\" height=\"10\" fill=\"%s\"/>"
 			"<text x=\"%.1f\">%s</text>", x, fill, x + 14, name);
 		x += 24 + CHAR_W * (double)strlen(name);
@@ -123,8 +168,14 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 	fprintf(out, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", flame_css);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var C = { xpad: %d, plotw: %.0f, y0: %ld, dy: %ld, ty: 11.5, cw: %.1f, "
-		"merged: %.4f };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W, s->merged);
-	flame_put_kinds_js(out, kinds);
+		"merged: %.4f, colours: \"%s\" };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W,
+		s->merged, s->base ? "change" : "kind");
+	if (s->base)
+		fprintf(out, "var KINDS = [[\"%s\", \"%s\"], [\"%s\", \"%s\"], [\"%s\", \"%s\"]];\n",
+			diff_legend[0][0], diff_legend[0][1], diff_legend[1][0],
+			diff_legend[1][1], diff_legend[2][0], diff_legend[2][1]);
+	else
+		flame_put_kinds_js(out, kinds);
 	fprintf(out, "%s%s]]></script>\n", flame_js_core, flame_js_svg);
 	fprintf(out, "<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
@@ -138,8 +189,9 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 		"<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\"></text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"colour\" class=\"btn\" x=\"%u\" y=\"%d\" text-anchor=\"end\">"
-		"Colour: kind</text>\n", XPAD, s->width - XPAD, s->width - XPAD, HEAD_H - 10);
-	put_legend(out, kinds);
+		"Colour: %s</text>\n", XPAD, s->width - XPAD, s->width - XPAD, HEAD_H - 10,
+		s->base ? "change" : "kind");
+	put_legend(s, kinds);
 }
 
 static void put_foot(const struct svg *s, unsigned height)
@@ -153,16 +205,24 @@ static void put_foot(const struct svg *s, unsigned height)
 	fprintf(s->out, "</svg>\n");
 }
 
-int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out)
+static int svg_write(struct svg *sp)
 {
-	struct svg s = { .c = c, .f = f, .out = out };
+	struct svg s = *sp;
+	const struct report_ctx *c = s.c;
+	const struct flame *f = s.f;
+	FILE *out = s.out;
 	s.width = c->opts->width ? c->opts->width : SVG_WIDTH;
 	s.plotw = (double)s.width - 2 * XPAD;
-	s.total = flame_node_at(f, 0)->amount[0];
+	s.total = flame_node_at(f, 0)->amount[s.set];
 
 	struct flame_layout l = { 0 };
 	if (s.total)
-		flame_layout(f, 0, flame_min_amount(c, s.total, s.plotw), &l);
+		flame_layout(f, s.set, flame_min_amount(c, s.total, s.plotw), &l);
+	for (size_t i = 0; s.base && i < l.n; i++) {
+		double d = fabs(delta(&s, flame_node_at(f, l.rects[i].node)));
+		if (d > s.maxdelta)
+			s.maxdelta = d;
+	}
 	s.merged = s.total ? (double)l.merged / (double)s.total : 0;
 	unsigned height = HEAD_H + (l.max_depth + 1) * FRAME_H + FOOT_H;
 	/* Flame: the root at the bottom, callees above; icicle: upside down. */
@@ -177,6 +237,19 @@ int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out)
 	put_foot(&s, height);
 	flame_layout_free(&l);
 	return 0;
+}
+
+int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out)
+{
+	struct svg s = { .c = c, .f = f, .out = out };
+	return svg_write(&s);
+}
+
+int flame_svg_diff(const struct report_ctx *base, const struct report_ctx *c,
+		   const struct flame *f, FILE *out)
+{
+	struct svg s = { .c = c, .base = base, .f = f, .set = 1, .out = out };
+	return svg_write(&s);
 }
 
 int report_svg(const struct report_ctx *c, FILE *out)
