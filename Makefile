@@ -183,6 +183,8 @@ run: deps
 	$(PROBE) record -o $(BUILD)/demo.probe -- $(DEMO_BIN)
 	$(PROBE) report $(BUILD)/demo.probe
 	$(PROBE) report --tree --percent-limit 2 $(BUILD)/demo.probe
+	$(PROBE) report --format svg -o $(BUILD)/demo.svg $(BUILD)/demo.probe
+	@echo "probe: the demo's flame graph is $(abspath $(BUILD))/demo.svg: open it in a browser"
 
 test: deps
 	@$(MAKE) --no-print-directory all

@@ -646,6 +646,8 @@ static void summary(struct recorder *r, int write_failed)
 			  r->nunprof == 1 ? "it is missing from the recording" :
 			  "they are missing from the recording");
 	proc_summary(r);
+	if (!write_failed && r->samples && r->out.regular)
+		recfile_hint(r->o->output);
 }
 
 /* ---- the command ---------------------------------------------------- */

@@ -502,7 +502,7 @@ int cmd_top(int argc, char **argv)
 	t.snap = o.argv ? stderr : stdout;
 	char *lib = NULL, *dir = NULL;
 	char **env = NULL;
-	int curses = 0;
+	int curses = 0, hint = 0;
 	sigset_t mask, old;
 	sigemptyset(&old);
 	rc = 1;
@@ -646,8 +646,12 @@ int cmd_top(int argc, char **argv)
 	}
 	ingest_close_all(&t.in);
 	rc = o.argv ? t.status : 0;
-	if (t.saving && recfile_close(&t.out) < 0 && rc == 0)
-		rc = 1;
+	if (t.saving) {
+		int werr = recfile_close(&t.out) < 0;
+		if (werr && rc == 0)
+			rc = 1;
+		hint = !werr && t.samples && t.out.regular;
+	}
 	t.saving = 0;
 
 out_mask:
@@ -655,6 +659,8 @@ out_mask:
 		endwin();
 		errpipe_stop(&t);
 	}
+	if (hint)
+		recfile_hint(o.output);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out:
 	if (t.saving)

@@ -164,3 +164,34 @@ void recfile_discard(struct recfile *f)
 	free(f->path);
 	f->path = NULL;
 }
+
+/* path as the shell would take it back: bare when it is plain, else quoted. */
+static char *shell_word(const char *path)
+{
+	size_t n = strlen(path), plain = strspn(path, "abcdefghijklmnopqrstuvwxyz"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%");
+	if (n && plain == n)
+		return xstrdup(path);
+	char *q = xmalloc(4 * n + 3), *o = q;
+	*o++ = '\'';
+	for (const char *p = path; *p; p++) {
+		if (*p == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else
+			*o++ = *p;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return q;
+}
+
+void recfile_hint(const char *path)
+{
+	char *w = shell_word(path);
+	char *p = printable_dup(w);
+	probe_err("see it with: probe report %s; as a flame graph: probe report "
+		  "--format svg -o %s.svg %s", p, p, p);
+	free(p);
+	free(w);
+}
