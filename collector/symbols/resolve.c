@@ -17,6 +17,8 @@ struct addr_key {
 struct addr_ent {
 	struct addr_key key;
 	uint32_t first, n;      /* frames in r->frames */
+	struct rwhere where;    /* once where_done (resolve_addr_where) */
+	int where_done;
 	UT_hash_handle hh;
 };
 
@@ -40,6 +42,8 @@ struct resolver {
 	size_t nlocs, locs_cap;
 	struct rframe *frames;
 	size_t nframes, frames_cap;
+	struct rsrc *srcs;      /* srcs[i]: the source position of frames[i] */
+	size_t srcs_cap;
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -72,6 +76,7 @@ void resolver_free(struct resolver *r)
 	}
 	free(r->locs);
 	free(r->frames);
+	free(r->srcs);
 	strpool_free(r->pool);
 	free(r);
 }
@@ -136,10 +141,16 @@ static const char *line_text(struct resolver *r, const struct src_frame *f)
 /* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
 #define KERNEL_START 0xff00000000000000ull
 
-static void push_frame(struct resolver *r, uint32_t loc, const char *line)
+/* One frame, with its source position sf (NULL: none). */
+static void push_frame(struct resolver *r, uint32_t loc, const struct src_frame *sf)
 {
 	r->frames = xgrow(r->frames, &r->frames_cap, r->nframes + 1, sizeof(*r->frames));
-	r->frames[r->nframes++] = (struct rframe){ loc, line };
+	r->srcs = xgrow(r->srcs, &r->srcs_cap, r->nframes + 1, sizeof(*r->srcs));
+	struct rsrc src = { NULL, 0 };
+	if (sf && sf->file && sf->line)
+		src = (struct rsrc){ intern_printable(r, sf->file), sf->line };
+	r->srcs[r->nframes] = src;
+	r->frames[r->nframes++] = (struct rframe){ loc, sf ? line_text(r, sf) : NULL };
 }
 
 /* Append the frames of one address to r->frames. */
@@ -178,12 +189,12 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 			sym = intern_printable(r, s);
 			free(s);
 		}
-		push_frame(r, intern_loc(r, sym, mod, path, 1, 1), line_text(r, &sf[i]));
+		push_frame(r, intern_loc(r, sym, mod, path, 1, 1), &sf[i]);
 	}
 	/* The containing function: without inline frames, the sampled line. */
-	const char *line = NULL;
+	const struct src_frame *line = NULL;
 	if (nsf)
-		line = line_text(r, r->opts.inline_frames ? &sf[nsf - 1] : &sf[0]);
+		line = r->opts.inline_frames ? &sf[nsf - 1] : &sf[0];
 	if (!name && nsf && sf[nsf - 1].name)
 		name = sf[nsf - 1].name;        /* DWARF knows what the symbols do not */
 	if (name) {
@@ -196,8 +207,9 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	push_frame(r, intern_loc(r, sym, mod, path, 0, 0), line);
 }
 
-uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
-		      int is_return, const struct rframe **out)
+/* The cache entry of one address, resolved on first use. */
+static struct addr_ent *addr_entry(struct resolver *r, uint32_t image, uint32_t gen,
+				   uint64_t addr, int is_return)
 {
 	struct addr_key key;
 	memset(&key, 0, sizeof(key));
@@ -216,7 +228,69 @@ uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t
 		e->n = (uint32_t)(r->nframes - first);
 		HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
 	}
+	return e;
+}
+
+uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		      int is_return, const struct rframe **out)
+{
+	struct addr_ent *e = addr_entry(r, image, gen, addr, is_return);
 	*out = &r->frames[e->first];
+	return e->n;
+}
+
+/*
+ * The start of the symbol symobj_lookup() names at v, found with that
+ * lookup alone (symbols.h gives names, not starts): the lowest x in
+ * [lo, v] it still names the same, by bisection.  Between a function's
+ * start and any address in it the answer is that function, below the
+ * start another function or a gap (NULL), so it changes once.  (Not so
+ * when a symbol nested inside this one lies between its start and v, as
+ * some assembly does: the offset is then counted from where the nested
+ * one ends.)  Offsets from lo keep untrusted maps from wrapping around.
+ */
+static uint64_t symbol_start(const struct symobj *o, uint64_t lo, uint64_t v, const char *name)
+{
+	uint64_t below = 0, above = v - lo;     /* the answer is lo + [below, above] */
+	while (below < above) {
+		uint64_t mid = below + (above - below) / 2;
+		if (symobj_lookup(o, lo + mid) == name)
+			above = mid;
+		else
+			below = mid + 1;
+	}
+	return lo + below;
+}
+
+static void find_where(struct resolver *r, struct addr_ent *e)
+{
+	uint64_t addr = e->key.addr;
+	uint64_t at = e->key.is_return && addr > 0 ? addr - 1 : addr;
+	const struct agg_map *m = agg_find_map(r->agg, e->key.image, e->key.gen, at);
+	e->where = (struct rwhere){ at, 0, 0 };
+	e->where_done = 1;
+	if (!m)
+		return;
+	e->where.vaddr = at - m->bias;
+	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
+	const char *name = symobj_lookup(o, at - m->bias);
+	if (!name)
+		return;
+	uint64_t start = symbol_start(o, m->start - m->bias, at - m->bias, name);
+	e->where.symoff = e->where.vaddr - start;
+	e->where.has_symoff = 1;
+}
+
+uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			    int is_return, const struct rframe **out,
+			    const struct rsrc **src, struct rwhere *where)
+{
+	struct addr_ent *e = addr_entry(r, image, gen, addr, is_return);
+	if (!e->where_done)
+		find_where(r, e);
+	*out = &r->frames[e->first];
+	*src = &r->srcs[e->first];
+	*where = e->where;
 	return e->n;
 }
 
