@@ -107,12 +107,20 @@ enum sort_key sort_key_parse(const char *s, size_t len)
 
 /* ---- the table of formats ------------------------------------------ */
 
+/* Formats whose files declare nothing else (format.h lists the first ones). */
+int report_speedscope(const struct report_ctx *c, FILE *out);
+int report_perf_script(const struct report_ctx *c, FILE *out);
+
 static const struct format_desc format_table[] = {
 	{ "text", report_text, 0, 0, "flat profile (the default)" },
 	{ "stdio", report_text, 0, 0, "the same as text (perf's name)" },
 	{ "tree", report_tree, 0, 0, "call tree, callers -> callees" },
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
+	{ "speedscope", report_speedscope, 0, 1,
+	  "speedscope's JSON: a timeline per thread (speedscope.app)" },
+	{ "perf-script", report_perf_script, 0, 1,
+	  "perf script's text (stackcollapse-perf.pl, speedscope, Firefox Profiler)" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))
