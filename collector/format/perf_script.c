@@ -34,6 +34,7 @@
  * first, as resolve_stack() does.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,44 @@ static void print_chain(const struct report_ctx *c, const struct agg_count *k, F
 	}
 }
 
+/*
+ * Most samples repeat a stack seen before: each count row's chain is made
+ * into text once (printing it frame by frame was 3/4 of the time: 13 s for
+ * 1 M samples of 24 frames), up to CHAINS_MAX bytes of text in all; past
+ * that, rows not kept are printed frame by frame.
+ */
+#define CHAINS_MAX (64u << 20)
+
+struct chains {
+	char **text;            /* per count row, or NULL */
+	size_t *len;
+	size_t bytes;
+};
+
+static void write_chain(const struct report_ctx *c, struct chains *ch, uint32_t row, FILE *out)
+{
+	const struct agg_count *k = &agg_counts(c->agg)[row];
+	if (!ch->text[row] && ch->bytes < CHAINS_MAX) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (m) {
+			print_chain(c, k, m);
+			if (fclose(m) == 0) {
+				ch->text[row] = buf;
+				ch->len[row] = len;
+				ch->bytes += len;
+			} else {
+				free(buf);
+			}
+		}
+	}
+	if (ch->text[row])
+		fwrite(ch->text[row], 1, ch->len[row], out);
+	else
+		print_chain(c, k, out);
+}
+
 int report_perf_script(const struct report_ctx *c, FILE *out)
 {
 	const struct agg *a = c->agg;
@@ -163,14 +202,21 @@ int report_perf_script(const struct report_ctx *c, FILE *out)
 	const struct agg_sample *sm = agg_samples(a);
 	const struct agg_count *counts = agg_counts(a);
 	size_t ncounts = agg_ncounts(a);
+	struct chains ch = {
+		.text = xcalloc(ncounts ? ncounts : 1, sizeof(*ch.text)),
+		.len = xcalloc(ncounts ? ncounts : 1, sizeof(*ch.len)),
+	};
 	for (size_t i = 0; i < agg_nsamples(a); i++) {
 		if (sm[i].count >= ncounts)
 			continue;
-		const struct agg_count *k = &counts[sm[i].count];
-		print_header(c, &sm[i], k, kernel, out);
-		print_chain(c, k, out);
+		print_header(c, &sm[i], &counts[sm[i].count], kernel, out);
+		write_chain(c, &ch, sm[i].count, out);
 		fputc('\n', out);
 	}
+	for (size_t i = 0; i < ncounts; i++)
+		free(ch.text[i]);
+	free(ch.text);
+	free(ch.len);
 	free(kernel);
 	return 0;
 }

@@ -229,7 +229,8 @@ static void build_profs(struct scope *s)
 		HASH_DEL(index, e);
 		free(e);
 	}
-	qsort(s->profs, s->nprofs, sizeof(*s->profs), cmp_prof);
+	if (s->nprofs)          /* qsort's array may not be NULL, even empty */
+		qsort(s->profs, s->nprofs, sizeof(*s->profs), cmp_prof);
 	uint32_t *rank = xmalloc((s->nprofs ? s->nprofs : 1) * sizeof(*rank));
 	for (size_t p = 0; p < s->nprofs; p++)
 		rank[s->profs[p].old] = (uint32_t)p;
