@@ -233,8 +233,12 @@ perf_leaves() {
 			if (tid in last && t < last[tid]) back[tid] = 1
 			last[tid] = t; name[tid] = key " " pt; getline fr
 			inl = fr ~ / \(inlined\)$/
+			split(fr, w, " "); mod = fr; sub(/.* \(/, "", mod); sub(/\)$/, "", mod); sub(/.*\//, "", mod)
 			sub(/^\t *[0-9a-f]+ /, "", fr); sub(/\+0x[0-9a-f]+ \(.*$/, "", fr); sub(/ \(.*$/, "", fr)
-			if (inl) fr = fr " [inlined]"     # as probe names it
+			# as probe names it: NAME [inlined], module+0xADDR, [kernel]
+			if (inl) fr = fr " [inlined]"
+			else if (fr == "") fr = "(none)"  # a sample with no frames
+			else if (fr == "[unknown]") fr = mod == "kernel.kallsyms" ? "[kernel]" : mod "+0x" w[1]
 			if (seq[tid] == "" || fr != prev[tid]) seq[tid] = seq[tid] (seq[tid] == "" ? "" : ",") fr
 			prev[tid] = fr }
 		END { for (t in seq) print name[t] "\t" seq[t] "\t" (t in back ? "back" : "ordered") }' "$1" | sort
@@ -249,7 +253,9 @@ ok $? "perf-script: each thread's sample times never go back"
 cut -f1,2 "$T/leaf.perf.seq" >"$T/leaf.perf.cut"; cut -f1,2 "$T/thr.perf.seq" >"$T/thr.perf.cut"
 cmp -s "$T/leaf.perf.cut" "$T/leaf.json.seq" && cmp -s "$T/thr.perf.cut" "$T/thr.json.seq"
 ok $? "each profile's samples are its thread's samples in time order (as perf-script's)"
-[ "$_tap_fail" -eq 0 ] || { head -c 300 "$T/thr.perf.cut"; echo; head -c 300 "$T/thr.json.seq"; echo; } | sed 's/^/#   /'
+[ "$_tap_fail" -eq 0 ] || for r in leaf thr; do
+	diff "$T/$r.perf.cut" "$T/$r.json.seq" | cut -c1-400 | sed "s/^/#   $r: /"
+done
 cmp -s "$T/leaf.json.seq" "$T/leaf.in.seq" && cmp -s "$T/thr.json.seq" "$T/thr.in.seq"
 ok $? "speedscope's timeline of each profile has the same order"
 ! grep -q '	0$' "$T/leaf.in.shares" "$T/thr.in.shares"

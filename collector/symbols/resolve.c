@@ -192,19 +192,19 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		push_frame(r, intern_loc(r, sym, mod, path, 1, 1), &sf[i]);
 	}
 	/* The containing function: without inline frames, the sampled line. */
-	const struct src_frame *line = NULL;
+	const struct src_frame *pos = NULL;
 	if (nsf)
-		line = r->opts.inline_frames ? &sf[nsf - 1] : &sf[0];
+		pos = r->opts.inline_frames ? &sf[nsf - 1] : &sf[0];
 	if (!name && nsf && sf[nsf - 1].name)
 		name = sf[nsf - 1].name;        /* DWARF knows what the symbols do not */
 	if (name) {
-		push_frame(r, intern_loc(r, func_name(r, name, NULL), mod, path, 1, 0), line);
+		push_frame(r, intern_loc(r, func_name(r, name, NULL), mod, path, 1, 0), pos);
 		return;
 	}
 	char *s = xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
 	const char *sym = intern_printable(r, s);
 	free(s);
-	push_frame(r, intern_loc(r, sym, mod, path, 0, 0), line);
+	push_frame(r, intern_loc(r, sym, mod, path, 0, 0), pos);
 }
 
 /* The cache entry of one address, resolved on first use. */
@@ -286,11 +286,12 @@ uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, ui
 			    const struct rsrc **src, struct rwhere *where)
 {
 	struct addr_ent *e = addr_entry(r, image, gen, addr, is_return);
-	if (!e->where_done)
+	if (where && !e->where_done)
 		find_where(r, e);
 	*out = &r->frames[e->first];
 	*src = &r->srcs[e->first];
-	*where = e->where;
+	if (where)
+		*where = e->where;
 	return e->n;
 }
 

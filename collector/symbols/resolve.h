@@ -100,9 +100,9 @@ struct rwhere {
 };
 /*
  * resolve_addr() and, for each of its frames, the source file and line
- * (*src, n entries), and where the address lies (*where).  The symbol's
- * start is found on first use and cached with the address, so the other
- * formats never pay for it.
+ * (*src, n entries), and where the address lies (*where; NULL: not
+ * needed).  The symbol's start is found on first use and cached with the
+ * address, so formats that do not ask never pay for it.
  */
 uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 			    int is_return, const struct rframe **out,
