@@ -118,9 +118,9 @@ static const struct format_desc format_table[] = {
 	{ "folded", report_folded, 0, 0,
 	  "exe;root;...;leaf COUNT (flamegraph.pl, speedscope)" },
 	{ "speedscope", report_speedscope, 0, 1,
-	  "speedscope's JSON: a timeline per thread (speedscope.app)" },
+	  "speedscope's JSON: a timeline per thread" },
 	{ "perf-script", report_perf_script, 0, 1,
-	  "perf script's text (stackcollapse-perf.pl, speedscope, Firefox Profiler)" },
+	  "perf script's text, for its readers" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))
