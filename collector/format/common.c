@@ -120,6 +120,10 @@ static const struct format_desc format_table[] = {
 	{ "svg", report_svg, 0, 0, "interactive flame graph, one SVG file" },
 	{ "html", report_html, 0, 0,
 	  "the same flame graph drawn on a canvas: lighter for big profiles" },
+	{ "speedscope", report_speedscope, 0, 1,
+	  "speedscope's JSON: a timeline per thread" },
+	{ "perf-script", report_perf_script, 0, 1,
+	  "perf script's text, for its readers" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))

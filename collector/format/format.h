@@ -81,6 +81,8 @@ int report_text(const struct report_ctx *c, FILE *out);
 int report_tree(const struct report_ctx *c, FILE *out);
 int report_folded(const struct report_ctx *c, FILE *out);
 int report_pprof(const struct report_ctx *c, FILE *out);     /* pprof.c */
+int report_speedscope(const struct report_ctx *c, FILE *out); /* speedscope.c */
+int report_perf_script(const struct report_ctx *c, FILE *out); /* perf_script.c */
 
 /* Folded stacks of one or two recordings (probe diff: which 0 base, 1 new). */
 struct folded_line;

@@ -18,6 +18,8 @@ struct addr_key {
 struct addr_ent {
 	struct addr_key key;
 	uint32_t first, n;      /* frames in r->frames */
+	struct rwhere where;    /* once where_done (resolve_addr_where) */
+	int where_done;
 	UT_hash_handle hh;
 };
 
@@ -227,15 +229,9 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	free(s);
 }
 
-uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
-		      int is_return, const struct rframe **out)
-{
-	const struct rsrc *src;
-	return resolve_addr_src(r, image, gen, addr, is_return, out, &src);
-}
-
-uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
-			  int is_return, const struct rframe **out, const struct rsrc **src)
+/* The cache entry of one address, resolved on first use. */
+static struct addr_ent *addr_entry(struct resolver *r, uint32_t image, uint32_t gen,
+				   uint64_t addr, int is_return)
 {
 	struct addr_key key;
 	memset(&key, 0, sizeof(key));
@@ -254,8 +250,76 @@ uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint
 		e->n = (uint32_t)(r->nframes - first);
 		HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
 	}
+	return e;
+}
+
+uint32_t resolve_addr(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		      int is_return, const struct rframe **out)
+{
+	struct addr_ent *e = addr_entry(r, image, gen, addr, is_return);
+	*out = &r->frames[e->first];
+	return e->n;
+}
+
+uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			  int is_return, const struct rframe **out, const struct rsrc **src)
+{
+	return resolve_addr_where(r, image, gen, addr, is_return, out, src, NULL);
+}
+
+/*
+ * The start of the symbol symobj_lookup() names at v, found with that
+ * lookup alone (symbols.h gives names, not starts): the lowest x in
+ * [lo, v] it still names the same, by bisection.  Between a function's
+ * start and any address in it the answer is that function, below the
+ * start another function or a gap (NULL), so it changes once.  (Not so
+ * when a symbol nested inside this one lies between its start and v, as
+ * some assembly does: the offset is then counted from where the nested
+ * one ends.)  Offsets from lo keep untrusted maps from wrapping around.
+ */
+static uint64_t symbol_start(const struct symobj *o, uint64_t lo, uint64_t v, const char *name)
+{
+	uint64_t below = 0, above = v - lo;     /* the answer is lo + [below, above] */
+	while (below < above) {
+		uint64_t mid = below + (above - below) / 2;
+		if (symobj_lookup(o, lo + mid) == name)
+			above = mid;
+		else
+			below = mid + 1;
+	}
+	return lo + below;
+}
+
+static void find_where(struct resolver *r, struct addr_ent *e)
+{
+	uint64_t addr = e->key.addr;
+	uint64_t at = e->key.is_return && addr > 0 ? addr - 1 : addr;
+	const struct agg_map *m = agg_find_map(r->agg, e->key.image, e->key.gen, at);
+	e->where = (struct rwhere){ at, 0, 0 };
+	e->where_done = 1;
+	if (!m)
+		return;
+	e->where.vaddr = at - m->bias;
+	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
+	const char *name = symobj_lookup(o, at - m->bias);
+	if (!name)
+		return;
+	uint64_t start = symbol_start(o, m->start - m->bias, at - m->bias, name);
+	e->where.symoff = e->where.vaddr - start;
+	e->where.has_symoff = 1;
+}
+
+uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			    int is_return, const struct rframe **out,
+			    const struct rsrc **src, struct rwhere *where)
+{
+	struct addr_ent *e = addr_entry(r, image, gen, addr, is_return);
+	if (where && !e->where_done)
+		find_where(r, e);
 	*out = &r->frames[e->first];
 	*src = &r->srcs[e->first];
+	if (where)
+		*where = e->where;
 	return e->n;
 }
 

@@ -67,9 +67,9 @@ struct rframe {
 	const char *line;       /* "file.c:12", or NULL */
 };
 
-/* A frame's source position, apart (pprof wants file and line apart). */
+/* A frame's source position, file and line apart (pprof, speedscope). */
 struct rsrc {
-	const char *file;       /* as DWARF names it (full path), or NULL */
+	const char *file;       /* as DWARF names it (printable), or NULL */
 	unsigned line;          /* 0: unknown */
 };
 
@@ -93,6 +93,31 @@ uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint
  * where a stack would not fit, never an address).  Returns the frame count.
  */
 uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out);
+/*
+ * For formats that print what the others leave out (speedscope's source
+ * files, perf script's addresses and SYMBOL+0xOFF): where one address
+ * lies.  struct rsrc's file/line are per frame of resolve_addr()'s answer
+ * (same order and count); vaddr and symoff belong to the address.
+ */
+struct rwhere {
+	uint64_t vaddr;         /* the address looked up (a return address less
+				   1: inside its call, as perf's DWARF call
+				   graphs show it) - bias, the ELF address
+				   addr2line -e takes; itself in no map */
+	uint64_t symoff;        /* vaddr - start of the symbol naming the
+				   containing function, when has_symoff */
+	int has_symoff;         /* 0: no symbol-table entry names it (a DWARF
+				   name, module+0xOFFSET, [kernel]) */
+};
+/*
+ * resolve_addr() and, for each of its frames, the source file and line
+ * (*src, n entries), and where the address lies (*where; NULL: not
+ * needed).  The symbol's start is found on first use and cached with the
+ * address, so formats that do not ask never pay for it.
+ */
+uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+			    int is_return, const struct rframe **out,
+			    const struct rsrc **src, struct rwhere *where);
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id);
 size_t resolver_nlocs(const struct resolver *r);
 const char *resolver_intern(struct resolver *r, const char *s);
