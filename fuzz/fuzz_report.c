@@ -1,7 +1,7 @@
 /*
  * fuzz_report - libFuzzer target: a recording, whole, through probe report
  * (the decoder, the damaged-recording reader, aggregation, symbolization of
- * whatever the MAPs name, and the text, tree and folded writers).
+ * whatever the MAPs name, and every output format, written to /dev/null).
  *
  * Built and run by `make fuzz` (clang, -fsanitize=fuzzer,address,undefined);
  * the seed corpus is real recordings (scripts/fuzz-corpus).  The report
@@ -31,12 +31,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *formats[] = { "text", "tree", "folded" };
+	static const char *formats[] = { "text", "tree", "folded", "pprof", "svg",
+					 "html", "speedscope", "perf-script" };
 	if (fuzz_write(data, size) < 0)
 		return 0;
-	char *argv[] = { "report", "--format", (char *)formats[size % 3], fuzz_path, NULL };
+	const char *fmt = formats[size % (sizeof(formats) / sizeof(formats[0]))];
+	char *argv[] = { "report", "--format", (char *)fmt, "-o", "/dev/null", fuzz_path,
+			 NULL };
 	int saved = fuzz_quiet();
-	cmd_report(4, argv);
+	cmd_report(6, argv);
 	fflush(stdout);
 	fuzz_loud(saved);
 	unlink(fuzz_path);
