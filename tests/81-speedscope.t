@@ -24,7 +24,7 @@ done
 command -v node >/dev/null 2>&1 || skip_all "no node (Debian nodejs): run scripts/install-deps"
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no Chromium (Debian chromium): run scripts/install-deps"
 plan 21
-export NM="$NPM/node_modules"
+export NM="$NPM/node_modules" ROOT
 
 # The reader's side, in node: speedscope's schema, its app, and sums over
 # what a speedscope file (ours, or speedscope's export) holds.
@@ -101,57 +101,10 @@ const cmds = {
 	},
 	// import IN OUT ...: speedscope's app reads each IN; its export to OUT
 	async import(pairs) {
-		const puppeteer = require(NM + '/puppeteer-core');
-		const browser = await puppeteer.launch({
-			executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-			args: ['--no-sandbox', '--allow-file-access-from-files',
-			       '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-		});
-		let failed = 0;
-		try {
-			for (let i = 0; i + 1 < pairs.length; i += 2)
-				failed += !(await importOne(browser, pairs[i], pairs[i + 1]));
-		} finally {
-			await browser.close();
-		}
-		process.exit(failed ? 1 : 0);
+		const imp = require(process.env.ROOT + '/tests/speedscope_import.js');
+		process.exit((await imp.importAll(NM, pairs)) ? 1 : 0);
 	},
 };
-
-// As `speedscope FILE` does: a script handing the file to the app, named in
-// the page's #localProfilePath.  The app logs the importer it chose; its
-// export is caught where it makes the download's blob.
-async function importOne(browser, file, out) {
-	const js = path.resolve(out + '.load.js');
-	fs.writeFileSync(js, `speedscope.loadFileFromBase64(${JSON.stringify(path.basename(file))}, ` +
-		`${JSON.stringify(fs.readFileSync(file).toString('base64'))})`);
-	const page = await browser.newPage();
-	const log = [];
-	page.on('console', m => log.push(m.text()));
-	page.on('pageerror', e => log.push('page error: ' + e.message));
-	page.on('dialog', d => { log.push('dialog: ' + d.message()); d.dismiss(); });
-	await page.evaluateOnNewDocument(() => {
-		const make = URL.createObjectURL;
-		URL.createObjectURL = b => { b.text().then(t => { window.__saved = t; }); return make.call(URL, b); };
-	});
-	await page.goto('file://' + path.resolve(APP, 'index.html') + '#localProfilePath=' + js);
-	let ok = await page.waitForFunction(() => document.title.endsWith(' - speedscope') ||
-		document.body.innerText.includes('went wrong'), {timeout: 15000}).then(() => true, () => false);
-	ok = ok && !(await page.evaluate(() => document.body.innerText.includes('went wrong')));
-	if (ok) {
-		await new Promise(r => setTimeout(r, 300));     /* the app takes the group after the title */
-		await page.keyboard.down('Control');
-		await page.keyboard.press('s');
-		await page.keyboard.up('Control');
-		ok = await page.waitForFunction(() => window.__saved !== undefined, {timeout: 10000})
-			.then(() => true, () => false);
-	}
-	if (ok) fs.writeFileSync(out, await page.evaluate(() => window.__saved));
-	for (const l of log) if (!/^(speedscope v|WebGL initialized)/.test(l)) console.log(`${file}: ${l}`);
-	console.log(`${file}: ${ok ? 'imported, exported to ' + out : 'NOT imported'}`);
-	await page.close();
-	return ok;
-}
 
 Promise.resolve(cmds[cmd] ? cmds[cmd](args) : (console.error('unknown command ' + cmd), process.exit(2)))
 	.catch(e => { console.error(e.stack || String(e)); process.exit(1); });

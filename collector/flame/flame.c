@@ -196,17 +196,6 @@ static uint32_t loc_frame(struct filler *fl, uint32_t loc)
 	return id;
 }
 
-/* A thread's name: its latest THREAD name, else the process's (as text.c). */
-static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
-{
-	const char *n = agg_thread_name(a, image, tid);
-	if (n && *n)
-		return n;
-	const struct agg_image *im = agg_image(a, image);
-	if (tid == im->pid)
-		return im->comm[0] ? im->comm : im->name;
-	return "?";
-}
 
 /* The frame of one grouping key: "pid:name" as the text report's columns. */
 static uint32_t group_frame(struct filler *fl, enum sort_key k, uint32_t image, uint32_t tid)
@@ -221,11 +210,11 @@ static uint32_t group_frame(struct filler *fl, enum sort_key k, uint32_t image, 
 		module = "process";
 		break;
 	case KEY_TID:
-		name = xasprintf("%u:%s", tid, thread_name(a, image, tid));
+		name = xasprintf("%u:%s", tid, report_thread_name(a, image, tid));
 		module = "thread";
 		break;
 	case KEY_COMM:
-		name = xstrdup(thread_name(a, image, tid));
+		name = xstrdup(report_thread_name(a, image, tid));
 		module = "thread name";
 		break;
 	default:        /* KEY_EXE */

@@ -106,6 +106,18 @@ enum sort_key sort_key_parse(const char *s, size_t len)
 	return KEY_COUNT;
 }
 
+/* A thread's name: its latest THREAD name, else its process's; "?". */
+const char *report_thread_name(const struct agg *a, uint32_t image, uint32_t tid)
+{
+	const char *n = agg_thread_name(a, image, tid);
+	if (n && *n)
+		return n;
+	const struct agg_image *im = agg_image(a, image);
+	if (im && tid == im->pid)
+		return im->comm[0] ? im->comm : im->name;
+	return "?";
+}
+
 /* ---- the table of formats ------------------------------------------ */
 
 

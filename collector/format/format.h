@@ -73,6 +73,9 @@ double report_pct(const struct report_ctx *c, uint64_t amount);
 /* "# probe report: FILE", "# event: ...; N samples, ...; lost: ..." */
 void report_header(const struct report_ctx *c, FILE *out);
 
+/* A thread's name: its latest THREAD name, else its process's; "?". */
+const char *report_thread_name(const struct agg *a, uint32_t image, uint32_t tid);
+
 /* Key names: "pid", ...; parse one (KEY_COUNT if unknown). */
 const char *sort_key_name(enum sort_key k);
 enum sort_key sort_key_parse(const char *s, size_t len);

@@ -43,22 +43,11 @@
 
 #define INLINED_SUFFIX " [inlined]"
 
-/* Display name of a thread: its latest THREAD name, else the process's. */
-static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
-{
-	const char *n = agg_thread_name(a, image, tid);
-	if (n && *n)
-		return n;
-	const struct agg_image *im = agg_image(a, image);
-	if (tid == im->pid)
-		return im->comm[0] ? im->comm : im->name;
-	return "?";
-}
 
 /* The thread's name as the header's first field: no leading space, never "". */
 static const char *comm_field(const struct agg *a, uint32_t image, uint32_t tid)
 {
-	const char *n = thread_name(a, image, tid);
+	const char *n = report_thread_name(a, image, tid);
 	while (*n == ' ')
 		n++;
 	return *n ? n : "?";

@@ -334,17 +334,6 @@ static uint64_t location_id(struct pp *p, uint32_t image, uint32_t gen, uint64_t
 
 /* ---- samples -------------------------------------------------------- */
 
-/* As the text report names a thread: its name, else its process's. */
-static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
-{
-	const char *n = agg_thread_name(a, image, tid);
-	if (n && *n)
-		return n;
-	const struct agg_image *im = agg_image(a, image);
-	if (im && tid == im->pid)
-		return im->comm[0] ? im->comm : im->name;
-	return "?";
-}
 
 static void add_label(struct pp *p, struct thr_ent *t, const char *key, const char *str,
 		      int64_t num)
@@ -373,7 +362,7 @@ static struct thr_ent *thread_labels(struct pp *p, uint32_t image, uint32_t tid)
 	t->key = key;
 	add_label(p, t, "pid", NULL, im->pid);
 	add_label(p, t, "tid", NULL, tid);
-	add_label(p, t, "thread", thread_name(p->c->agg, image, tid), 0);
+	add_label(p, t, "thread", report_thread_name(p->c->agg, image, tid), 0);
 	add_label(p, t, "comm", im->comm, 0);
 	add_label(p, t, "exe", im->exe, 0);
 	HASH_ADD(hh, p->threads, key, sizeof(t->key), t);

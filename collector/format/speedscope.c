@@ -276,17 +276,6 @@ static void group_samples(struct scope *s)
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* Display name of a thread: its latest THREAD name, else the process's. */
-static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
-{
-	const char *n = agg_thread_name(a, image, tid);
-	if (n && *n)
-		return n;
-	const struct agg_image *im = agg_image(a, image);
-	if (tid == im->pid)
-		return im->comm[0] ? im->comm : im->name;
-	return "?";
-}
 
 /* Weights in nanoseconds: a clock event's period, the CPU-time timers'. */
 static int clock_event(const struct agg_image *im)
@@ -323,7 +312,7 @@ static void write_profile(const struct scope *s, const struct prof *p, FILE *out
 	int ns = !s->c->by_samples && clock_event(im);
 	uint64_t t_min = agg_totals(a)->t_min;
 	uint64_t start = ns && p->first >= t_min ? p->first - t_min : 0;
-	char *name = xasprintf("%s %u/%u", thread_name(a, p->image, p->tid), p->pid, p->tid);
+	char *name = xasprintf("%s %u/%u", report_thread_name(a, p->image, p->tid), p->pid, p->tid);
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);
 	free(name);

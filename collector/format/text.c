@@ -38,17 +38,6 @@ struct text {
 	size_t by_loc_cap;
 };
 
-/* Display name of a thread: its latest THREAD name, else the process's. */
-static const char *thread_name(const struct agg *a, uint32_t image, uint32_t tid)
-{
-	const char *n = agg_thread_name(a, image, tid);
-	if (n && *n)
-		return n;
-	const struct agg_image *im = agg_image(a, image);
-	if (im && tid == im->pid)
-		return im->comm[0] ? im->comm : im->name;
-	return "?";
-}
 
 /* A frame's source line, or "[module]" where nothing knows it. */
 static const char *srcline_of(const struct report_ctx *c, const struct rframe *f)
@@ -80,7 +69,7 @@ static void make_key(struct text *t, const struct agg_count *k, const struct rfr
 			v = (uint64_t)k->image << 32 | k->tid;
 			break;
 		case KEY_COMM:
-			v = (uintptr_t)resolver_intern(c->res, thread_name(c->agg, k->image, k->tid));
+			v = (uintptr_t)resolver_intern(c->res, report_thread_name(c->agg, k->image, k->tid));
 			break;
 		case KEY_EXE:
 			v = (uintptr_t)resolver_intern(c->res, agg_image(c->agg, k->image)->name);
@@ -138,9 +127,9 @@ static char *column_text(const struct report_ctx *c, const struct row *r, enum s
 	case KEY_PID:
 		return xasprintf("%u:%s", im->pid, im->name);
 	case KEY_TID:
-		return xasprintf("%u:%s", r->tid, thread_name(c->agg, r->image, r->tid));
+		return xasprintf("%u:%s", r->tid, report_thread_name(c->agg, r->image, r->tid));
 	case KEY_COMM:
-		return xstrdup(thread_name(c->agg, r->image, r->tid));
+		return xstrdup(report_thread_name(c->agg, r->image, r->tid));
 	case KEY_EXE:
 		return xstrdup(im->name);
 	case KEY_SYM:
