@@ -686,7 +686,6 @@ int cmd_report(int argc, char **argv)
 	o.nkeys = 2;
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
-	o.children = -1;
 	struct filters fl = { 0 };
 	int header = 0, want_tree = 0, format_set = 0;
 	char msg[256];
@@ -703,7 +702,7 @@ int cmd_report(int argc, char **argv)
 			o.children = 1;
 			break;
 		case OPT_NO_CHILDREN:
-			o.children = 0;
+			o.children = -1;
 			break;
 		case 'g': {
 			int tree;

@@ -141,6 +141,12 @@ static void image_end(const struct agg *a, uint32_t i, char *buf, size_t n)
 		snprintf(buf, n, "exit %d", (int)im->exit_status);
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 void report_info(const struct agg *a, const char *file, FILE *out)
 {
 	const struct agg_info *in = agg_info(a);
@@ -192,14 +198,21 @@ void report_info(const struct agg *a, const char *file, FILE *out)
 		t->processes, ni, ni == 1 ? "" : "s");
 	fprintf(out, "# %8s %8s %9s  %-12s  %s\n", "pid", "parent", "samples", "ended",
 		"command");
-	for (size_t i = 0; i < ni; i++) {
-		const struct agg_image *im = agg_image(a, (uint32_t)i);
+	/* By pid; a pid's images in the order they came (exec after exec). */
+	uint64_t *order = xmalloc((ni ? ni : 1) * sizeof(*order));
+	for (size_t i = 0; i < ni; i++)
+		order[i] = (uint64_t)agg_image(a, (uint32_t)i)->pid << 32 | i;
+	qsort(order, ni, sizeof(*order), cmp_u64);
+	for (size_t j = 0; j < ni; j++) {
+		uint32_t i = (uint32_t)order[j];
+		const struct agg_image *im = agg_image(a, i);
 		char end[64];
-		image_end(a, (uint32_t)i, end, sizeof(end));
+		image_end(a, i, end, sizeof(end));
 		fprintf(out, "# %8u %8u %9" PRIu64 "  %-12s  %s%s%s\n", im->pid, im->ppid,
 			per[i], end, im->comm[0] ? im->comm : im->name,
 			im->args[0] ? ": " : "", im->args);
 	}
+	free(order);
 	free(per);
 	fprintf(out, "# ========\n#\n");
 }

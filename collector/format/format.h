@@ -54,9 +54,9 @@ struct report_opts {
 	int percent_limit_set;
 	int tty_limit;          /* percent_limit is the terminal's default: say
 				   how many rows it hid */
-	int children;           /* text: -1 probe's (Self, Total by Self),
+	int children;           /* text: 0 probe's (Self, Total by Self),
 				   1 --children (Total, Self by Total),
-				   0 --no-children (Self only) */
+				   -1 --no-children (Self only) */
 	int callee;             /* tree: -g callee, leaves at the root */
 	int quiet;              /* -q: no header lines */
 	const char *filter_line;        /* "# filter: ..." or NULL */

@@ -242,10 +242,10 @@ int report_text(const struct report_ctx *c, FILE *out)
 	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
 	for (struct row *r = t.rows; r; r = r->hh.next) {
 		/* --no-children: perf lists what has samples of its own. */
-		if (o->children == 0 && r->self_samples == 0)
+		if (o->children < 0 && r->self_samples == 0)
 			continue;
 		if (report_pct(c, r->self) < o->percent_limit &&
-		    (o->children == 0 || report_pct(c, r->total) < o->percent_limit)) {
+		    (o->children < 0 || report_pct(c, r->total) < o->percent_limit)) {
 			hidden++;
 			continue;
 		}
@@ -273,7 +273,7 @@ int report_text(const struct report_ctx *c, FILE *out)
 	if (!o->quiet) {
 		if (o->children == 1)
 			fprintf(out, "#%8s%9s%11s", "Total", "Self", "Samples");
-		else if (o->children == 0)
+		else if (o->children < 0)
 			fprintf(out, "#%8s%11s", "Self", "Samples");
 		else
 			fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
@@ -292,7 +292,7 @@ int report_text(const struct report_ctx *c, FILE *out)
 		if (o->children == 1)
 			fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->total),
 				report_pct(c, r->self), r->self_samples);
-		else if (o->children == 0)
+		else if (o->children < 0)
 			fprintf(out, "%8.2f%%%11" PRIu64, report_pct(c, r->self),
 				r->self_samples);
 		else
