@@ -95,9 +95,13 @@ void probe_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+int probe_no_warnings;
+
 void probe_warn(const char *fmt, ...)
 {
 	va_list ap;
+	if (probe_no_warnings)
+		return;
 	va_start(ap, fmt);
 	vmsg("warning: ", fmt, ap);
 	va_end(ap);

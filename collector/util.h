@@ -35,6 +35,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void probe_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void probe_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set: probe_warn prints nothing (probe report -q); errors still print. */
+extern int probe_no_warnings;
 
 /* Decimal, no sign, no junk; 0 on success, -1 otherwise. */
 int parse_u64(const char *s, uint64_t *out);

@@ -36,10 +36,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fuzz_write(data, size) < 0)
 		return 0;
 	const char *fmt = formats[size % (sizeof(formats) / sizeof(formats[0]))];
-	char *argv[] = { "report", "--format", (char *)fmt, "-o", "/dev/null", fuzz_path,
-			 NULL };
+	/* perf's options too, in turn: the header, --time, the filters, -g callee. */
+	static char *extra[][4] = {
+		{ NULL },
+		{ "--header-only", NULL },
+		{ "--time", "0.001,", "--children", NULL },
+		{ "--comms", "a,b", "--no-children", NULL },
+		{ "--dsos", "libc.so.6", "-G", NULL },
+		{ "--symbols", "main", "--pid", "1,2" },
+	};
+	unsigned v = (unsigned)(size / 8 % (sizeof(extra) / sizeof(extra[0])));
+	char *argv[16] = { "report", "--format", (char *)fmt, "-o", "/dev/null" };
+	int argc = 5;
+	for (unsigned i = 0; i < 4 && extra[v][i]; i++)
+		argv[argc++] = extra[v][i];
+	argv[argc++] = fuzz_path;
+	argv[argc] = NULL;
 	int saved = fuzz_quiet();
-	cmd_report(6, argv);
+	cmd_report(argc, argv);
 	fflush(stdout);
 	fuzz_loud(saved);
 	unlink(fuzz_path);

@@ -129,7 +129,7 @@ int main(void)
 {
 	char err[PROBE_ERR_MAX];
 	int pending = 0;
-	plan(25);
+	plan(28);
 
 	size_t n = make_stream(buf, sizeof(buf));
 	ok(n > 0, "encoder produced a stream of %zu bytes", n);
@@ -332,6 +332,49 @@ int main(void)
 		ok(nf == 1 && r < 0 && strstr(err, "checksum"),
 		   "a flipped byte in a name fails the second frame's CRC: %s", err);
 		probe_stream_free(&s);
+	}
+
+	/* INFO (the recording's header): round trip, short body, too many args. */
+	{
+		struct probe_scratch sc;
+		struct probe_msg m;
+		struct probe_wbuf w;
+		static uint8_t b[512];
+		probe_scratch_init(&sc);
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_INFO, 7);
+		probe_put_u64(&w, 1000);
+		probe_put_u64(&w, 1700000000000000000ull);
+		probe_put_str(&w, "host");
+		probe_put_str(&w, "Linux");
+		probe_put_str(&w, "6.1.0");
+		probe_put_str(&w, "#1 SMP");
+		probe_put_str(&w, "x86_64");
+		probe_put_u16(&w, 3);
+		probe_put_str(&w, "probe");
+		probe_put_str(&w, "record");
+		probe_put_str(&w, "./app");
+		probe_frame_end(&w, at);
+		ok(w.ok && probe_decode_frame(b, w.len, &m, &sc, err) == 0 &&
+		   m.type == PROBE_F_INFO && m.u.info.start_ns == 1000 &&
+		   strcmp(m.u.info.host, "host") == 0 && strcmp(m.u.info.release, "6.1.0") == 0 &&
+		   m.u.info.argc == 3 && strcmp(m.u.info.argv[2], "./app") == 0,
+		   "INFO fields round-trip");
+		size_t whole = w.len;
+		b[0] = (uint8_t)(whole - 3);    /* cut inside the last string */
+		ok(probe_decode_frame(b, whole - 3, &m, &sc, err) < 0 && strstr(err, "INFO"),
+		   "short INFO rejected: %s", err);
+		probe_wbuf_init(&w, b, sizeof(b));
+		at = probe_frame_begin(&w, PROBE_F_INFO, 7);
+		probe_put_u64(&w, 0);
+		probe_put_u64(&w, 0);
+		for (int i = 0; i < 5; i++)
+			probe_put_str(&w, "");
+		probe_put_u16(&w, PROBE_MAX_ARGS + 1);
+		probe_frame_end(&w, at);
+		ok(probe_decode_frame(b, w.len, &m, &sc, err) < 0 && strstr(err, "arguments"),
+		   "INFO with too many arguments rejected: %s", err);
+		probe_scratch_free(&sc);
 	}
 
 	/* Garbage and mutated streams: errors, never crashes (ASan watches). */

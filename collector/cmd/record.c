@@ -29,6 +29,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -36,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -650,6 +652,49 @@ static void summary(struct recorder *r, int write_failed)
 		recfile_hint(r->o->output);
 }
 
+/* ---- the recording's header ----------------------------------------- */
+
+/*
+ * The INFO frame (wire.h), first in the file: what `probe report --header`
+ * shows besides the processes (their HELLO and EXIT frames).  argv is
+ * probe's own, from "record" on; as many arguments as fit in a frame.
+ */
+static void write_info(struct recfile *out, int argc, char **argv)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	size_t cap = PROBE_FRAME_MAX, room = cap - 5 * (2 + sizeof(u.nodename)) - 64;
+	unsigned n = 0;
+	for (size_t used = 2 + 5; n + 1 < PROBE_MAX_ARGS && (int)n < argc; n++) {
+		size_t l = strnlen(argv[n], PROBE_STR_MAX);
+		if (used + 2 + l > room)
+			break;
+		used += 2 + l;
+	}
+	uint8_t *buf = xmalloc(cap);
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, buf, cap);
+	size_t at = probe_frame_begin(&w, PROBE_F_INFO, (uint32_t)getpid());
+	probe_put_u64(&w, now_ns());
+	probe_put_u64(&w, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+	probe_put_str(&w, u.nodename);
+	probe_put_str(&w, u.sysname);
+	probe_put_str(&w, u.release);
+	probe_put_str(&w, u.version);
+	probe_put_str(&w, u.machine);
+	probe_put_u16(&w, n + 1);
+	probe_put_str(&w, "probe");
+	for (unsigned i = 0; i < n; i++)
+		probe_put_str(&w, argv[i]);
+	probe_frame_end(&w, at);
+	if (w.ok)
+		recfile_frame(out, buf, w.len);
+	free(buf);
+}
+
 /* ---- the command ---------------------------------------------------- */
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -760,6 +805,8 @@ static int serve(struct record_opts *o)
 	}
 	if (recfile_open(&r.out, o->output) < 0)
 		return 1;
+	char *serve_argv[] = { "record", "--serve", "-o", (char *)o->output };
+	write_info(&r.out, 4, serve_argv);
 	pid_t pid = fork();
 	if (pid < 0) {
 		recfile_discard(&r.out);
@@ -820,6 +867,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (recfile_open(&r.out, o.output) < 0)
 		goto out;
+	write_info(&r.out, argc, argv);
 	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
 	r.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

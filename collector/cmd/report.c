@@ -30,6 +30,10 @@ void report_usage(FILE *out)
 	fprintf(out,
 		"usage: probe report [-i] FILE [--format FORMAT] [-o OUT] [--tree]\n"
 		"                    [--sort KEYS] [--lines] [--percent-limit PCT]\n"
+		"                    [--children | --no-children] [-g caller|callee]\n"
+		"                    [--comms C,..] [--pid P,..] [--tid T,..]\n"
+		"                    [--dsos D,..] [--symbols S,..] [--time START,END]\n"
+		"                    [--header | --header-only] [-n] [-q]\n"
 		"                    [--no-demangle] [--no-inline] [--stdio]\n"
 		"                    [--title TEXT] [--width PX] [--inverted]\n"
 		"\n"
@@ -55,7 +59,31 @@ void report_usage(FILE *out)
 		"                         a sampled address are frames of their own, shown\n"
 		"                         as NAME [inlined], where DWARF describes them)\n"
 		"  --percent-limit PCT    hide rows (tree: nodes) under PCT %% of the total\n"
-		"                         (default 0 for text, 0.5 for the tree)\n"
+		"                         (default 0 for text, 0.5 for the tree and for\n"
+		"                         text on a terminal, which says what it hid)\n"
+		"  --children             perf's default: Total (self and callees) before\n"
+		"                         Self, rows by Total (probe's default: Self,\n"
+		"                         Total, rows by Self)\n"
+		"  --no-children          Self only: rows with samples of their own\n"
+		"  -g, --call-graph SPEC  the call tree (perf's words: graph, caller,\n"
+		"                         callee, a threshold %%, function, percent);\n"
+		"                         callee: leaves at the root, callers below\n"
+		"  -G                     the same as -g callee\n"
+		"  -c, --comms NAMES      only samples of these threads (comma list of\n"
+		"                         thread names)\n"
+		"  --pid PIDS, --tid TIDS only samples of these processes, threads\n"
+		"  -d, --dsos NAMES       only samples whose leaf is in these modules\n"
+		"                         (basename or path)\n"
+		"  -S, --symbols NAMES    only samples whose leaf is in these functions\n"
+		"                         (filters keep shares of the whole total)\n"
+		"  --time START,END       only samples between these seconds from the\n"
+		"                         start of the recording (either may be empty);\n"
+		"                         shares are of that window\n"
+		"  --header               the recording's header first: command line,\n"
+		"                         host, kernel, event, duration, every process\n"
+		"  --header-only          that header alone\n"
+		"  -n, --show-nr-samples  accepted (the Samples column always shows)\n"
+		"  -q, --quiet            no warnings, no header lines: rows only\n"
 		"  --stdio                accepted for perf compatibility (always stdio)\n"
 		"  --title TEXT           a picture's title\n"
 		"  --width PX             a picture's width in pixels (default 1200)\n"
@@ -298,6 +326,326 @@ struct agg *report_load(const char *file, int keep_samples)
 	return a;
 }
 
+/* ---- perf's options: filters, --time, -g ------------------------------ */
+
+struct namelist {
+	char **v;
+	size_t n;
+	const char *text;       /* as given */
+};
+
+/* A comma list of non-empty names; -1 if one is empty. */
+static int parse_names(const char *s, struct namelist *l)
+{
+	l->text = s;
+	const char *p = s;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (!len)
+			return -1;
+		l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+		l->v[l->n++] = xasprintf("%.*s", (int)len, p);
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+static int parse_ids(const char *s, struct namelist *l)
+{
+	if (parse_names(s, l) < 0)
+		return -1;
+	for (size_t i = 0; i < l->n; i++) {
+		uint64_t v;
+		if (parse_u64(l->v[i], &v) < 0 || v > UINT32_MAX)
+			return -1;
+	}
+	return 0;
+}
+
+static void names_free(struct namelist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+static int in_list(const struct namelist *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static int id_in_list(const struct namelist *l, uint32_t id)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strtoull(l->v[i], NULL, 10) == id)
+			return 1;
+	return 0;
+}
+
+struct filters {
+	struct namelist comms, pids, tids, dsos, syms;
+	int time_set;
+	int have_lo, have_hi;
+	double lo, hi;          /* seconds from the start */
+};
+
+/* Seconds: a decimal number, >= 0; -1 otherwise. */
+static int parse_secs(const char *s, size_t len, double *out)
+{
+	char buf[64];
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (strspn(buf, "0123456789.") != len)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (errno || *end || v < 0 || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_time(const char *s, struct filters *fl)
+{
+	const char *comma = strchr(s, ',');
+	if (!comma || strchr(comma + 1, ','))
+		return -1;
+	size_t l1 = (size_t)(comma - s), l2 = strlen(comma + 1);
+	fl->have_lo = l1 > 0;
+	fl->have_hi = l2 > 0;
+	if ((l1 && parse_secs(s, l1, &fl->lo) < 0) ||
+	    (l2 && parse_secs(comma + 1, l2, &fl->hi) < 0))
+		return -1;
+	if (fl->have_lo && fl->have_hi && fl->hi < fl->lo)
+		return -1;
+	fl->time_set = 1;
+	return 0;
+}
+
+/*
+ * perf's -g words: print type, threshold, order, key, value.  What probe
+ * cannot show is refused with why (msg); 0, or -1.
+ */
+static int parse_callgraph(const char *spec, struct report_opts *o, int *tree,
+			   char *msg, size_t msgn)
+{
+	char *copy = xstrdup(spec), *save = NULL;
+	int rc = 0, nums = 0;
+	*tree = 1;
+	for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
+		double pct;
+		if (strcmp(w, "graph") == 0 || strcmp(w, "function") == 0 ||
+		    strcmp(w, "percent") == 0 || strcmp(w, "caller") == 0) {
+			if (strcmp(w, "caller") == 0)
+				o->callee = 0;
+		} else if (strcmp(w, "callee") == 0) {
+			o->callee = 1;
+		} else if (strcmp(w, "none") == 0) {
+			*tree = 0;
+		} else if (parse_percent(w, &pct) == 0) {
+			if (nums++) {
+				snprintf(msg, msgn, "'%s': a print limit is not supported (probe's "
+					 "tree shows every node over the threshold)", w);
+				rc = -1;
+			} else if (!o->percent_limit_set) {
+				o->percent_limit = pct;
+				o->percent_limit_set = 1;
+			}
+		} else if (strcmp(w, "fractal") == 0 || strcmp(w, "flat") == 0) {
+			snprintf(msg, msgn, "'%s': probe's tree shows shares of the total only "
+				 "(use graph)", w);
+			rc = -1;
+		} else if (strcmp(w, "folded") == 0) {
+			snprintf(msg, msgn, "'folded': use --format folded");
+			rc = -1;
+		} else if (strcmp(w, "address") == 0 || strcmp(w, "period") == 0 ||
+			   strcmp(w, "count") == 0 || strcmp(w, "branch") == 0) {
+			snprintf(msg, msgn, "'%s': probe's tree is by function, in percent", w);
+			rc = -1;
+		} else {
+			snprintf(msg, msgn, "unknown word '%s' (use graph, caller, callee, "
+				 "none, or a threshold in %%)", w);
+			rc = -1;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+/* Is w a comma list of -g's words and numbers ("-g callee" takes it)? */
+static int callgraph_word(const char *w)
+{
+	static const char *const words[] = { "graph", "fractal", "flat", "folded", "none",
+		"caller", "callee", "function", "address", "percent", "period", "count",
+		"branch" };
+	if (!*w)
+		return 0;
+	for (const char *p = w; *p;) {
+		size_t len = strcspn(p, ","), i;
+		if (len && strspn(p, "0123456789.") == len)
+			i = 0;
+		else {
+			for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+				if (strlen(words[i]) == len && strncmp(words[i], p, len) == 0)
+					break;
+			if (i == sizeof(words) / sizeof(words[0]))
+				return 0;
+		}
+		p += len;
+		if (*p)
+			p++;
+	}
+	return 1;
+}
+
+/* The thread's name as the text report shows it. */
+static const char *comm_of(const struct agg *a, const struct agg_count *k)
+{
+	const char *n = agg_thread_name(a, k->image, k->tid);
+	if (n && *n)
+		return n;
+	const struct agg_image *im = agg_image(a, k->image);
+	return im->comm[0] ? im->comm : im->name;
+}
+
+static void append(char **s, const char *what, const struct namelist *l)
+{
+	if (!l->n)
+		return;
+	char *p = printable_dup(l->text);
+	char *n = xasprintf("%s%s%s %s", *s ? *s : "", *s ? ", " : "", what, p);
+	free(p);
+	free(*s);
+	*s = n;
+}
+
+/*
+ * Apply --time (the window becomes the total) and the filters (the total
+ * stays: shares are of all samples, as perf shows them); the header lines
+ * that say so into o.
+ */
+static void apply_filters(struct agg *a, struct resolver *res, struct filters *fl,
+			  struct report_opts *o, char **time_line, char **filter_line)
+{
+	if (fl->time_set) {
+		const struct agg_info *in = agg_info(a);
+		const struct agg_totals *t = agg_totals(a);
+		uint64_t start = in->have ? in->start_ns : t->t_min;
+		uint64_t lo = start, hi = UINT64_MAX;
+		if (fl->have_lo)
+			lo = start + (uint64_t)(fl->lo * 1e9);
+		if (fl->have_hi)
+			hi = start + (uint64_t)(fl->hi * 1e9);
+		uint64_t before = t->samples;
+		if (t->samples)
+			agg_window(a, lo, hi);
+		char lo_s[32] = "the start", hi_s[32] = "the end";
+		if (fl->have_lo)
+			snprintf(lo_s, sizeof(lo_s), "%.3f s", fl->lo);
+		if (fl->have_hi)
+			snprintf(hi_s, sizeof(hi_s), "%.3f s", fl->hi);
+		*time_line = xasprintf("# time: %s to %s from the start of the recording%s: "
+				       "%" PRIu64 " of %" PRIu64 " samples; shares are of "
+				       "those", lo_s, hi_s, in->have ? "" :
+				       " (its first sample: the start was not recorded)",
+				       agg_totals(a)->samples, before);
+		o->time_line = *time_line;
+	}
+	struct namelist *ls[] = { &fl->comms, &fl->pids, &fl->tids, &fl->dsos, &fl->syms };
+	int any = 0;
+	for (size_t i = 0; i < sizeof(ls) / sizeof(ls[0]); i++)
+		any |= ls[i]->n != 0;
+	if (!any)
+		return;
+	size_t n = agg_ncounts(a);
+	const struct agg_count *counts = agg_counts(a);
+	uint8_t *keep = xmalloc(n ? n : 1);
+	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
+	uint64_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct agg_count *k = &counts[i];
+		int ok = 1;
+		if (fl->comms.n)
+			ok &= in_list(&fl->comms, comm_of(a, k));
+		if (ok && fl->pids.n)
+			ok &= id_in_list(&fl->pids, agg_image(a, k->image)->pid);
+		if (ok && fl->tids.n)
+			ok &= id_in_list(&fl->tids, k->tid);
+		if (ok && (fl->dsos.n || fl->syms.n)) {
+			uint32_t nf = resolve_stack(res, k, fr);
+			const struct loc *l = nf ? resolver_loc(res, fr[0].loc) : NULL;
+			if (!l)
+				ok = 0;
+			if (ok && fl->dsos.n)
+				ok &= in_list(&fl->dsos, l->dso) || in_list(&fl->dsos, l->dso_path);
+			if (ok && fl->syms.n)
+				ok &= in_list(&fl->syms, l->fn) || in_list(&fl->syms, l->sym);
+		}
+		keep[i] = (uint8_t)ok;
+		if (ok)
+			kept += k->samples;
+	}
+	free(fr);
+	agg_keep_counts(a, keep);
+	free(keep);
+	char *what = NULL;
+	append(&what, "comm", &fl->comms);
+	append(&what, "pid", &fl->pids);
+	append(&what, "tid", &fl->tids);
+	append(&what, "leaf module", &fl->dsos);
+	append(&what, "leaf function", &fl->syms);
+	uint64_t all = agg_totals(a)->samples;
+	*filter_line = xasprintf("# filter: %s: %" PRIu64 " of %" PRIu64 " samples "
+				 "(%.2f%%); shares are of all %" PRIu64, what, kept, all,
+				 all ? 100.0 * (double)kept / (double)all : 0.0, all);
+	free(what);
+	o->filter_line = *filter_line;
+}
+
+/*
+ * "-g callee" is two words for perf; getopt takes one.  A bare -g takes the
+ * next word when it is one of -g's ("-g caller"), else means "graph".
+ */
+static char **join_g(int argc, char **argv, char ***owned, size_t *nowned, int *nargs)
+{
+	char **v = xmalloc(((size_t)argc + 1) * sizeof(*v));
+	int n = 0;
+	*owned = xmalloc(((size_t)argc + 1) * sizeof(**owned));
+	*nowned = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				v[n++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "-g") == 0) {
+			int take = i + 1 < argc && callgraph_word(argv[i + 1]);
+			char *s = xasprintf("--call-graph=%s", take ? argv[i + 1] : "graph");
+			(*owned)[(*nowned)++] = s;
+			v[n++] = s;
+			i += take;
+			continue;
+		}
+		v[n++] = argv[i];
+	}
+	v[n] = NULL;
+	*nargs = n;
+	return v;
+}
+
+enum {
+	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PID, OPT_TID, OPT_TIME, OPT_HEADER,
+	OPT_HEADER_ONLY,
+};
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -306,7 +654,7 @@ int cmd_report(int argc, char **argv)
 		{ "tree", no_argument, NULL, 't' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "percent-limit", required_argument, NULL, 'p' },
-		{ "stdio", no_argument, NULL, 'S' },
+		{ "stdio", no_argument, NULL, 'O' },
 		{ "lines", no_argument, NULL, 'L' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "demangle", no_argument, NULL, 'D' },
@@ -316,6 +664,19 @@ int cmd_report(int argc, char **argv)
 		{ "title", required_argument, NULL, 'T' },
 		{ "width", required_argument, NULL, 'W' },
 		{ "inverted", no_argument, NULL, 'V' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "comms", required_argument, NULL, 'c' },
+		{ "dsos", required_argument, NULL, 'd' },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "header", no_argument, NULL, OPT_HEADER },
+		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -325,22 +686,103 @@ int cmd_report(int argc, char **argv)
 	o.nkeys = 2;
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
-	int c;
+	struct filters fl = { 0 };
+	int header = 0, want_tree = 0, format_set = 0;
+	char msg[256];
+	char **owned;
+	size_t nowned;
+	char **args = join_g(argc, argv, &owned, &nowned, &argc);
+	int c, rc = 2;
 	opterr = 0;
 	optind = 1;
 	uint64_t width;
-	while ((c = getopt_long(argc, argv, ":i:s:o:hM", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, args, ":i:s:o:hMg:Gnqc:d:S:", longopts, NULL)) != -1) {
 		switch (c) {
+		case OPT_CHILDREN:
+			o.children = 1;
+			break;
+		case OPT_NO_CHILDREN:
+			o.children = -1;
+			break;
+		case 'g': {
+			int tree;
+			if (parse_callgraph(optarg, &o, &tree, msg, sizeof(msg)) < 0) {
+				usage_error("bad -g '%s': %s", optarg, msg);
+				goto out;
+			}
+			want_tree = tree ? 1 : -1;
+			break;
+		}
+		case 'G':
+			o.callee = 1;
+			o.inverted = 1;
+			want_tree = 1;
+			break;
+		case 'n':
+			break;
+		case 'q':
+			o.quiet = 1;
+			probe_no_warnings = 1;
+			break;
+		case 'c':
+			if (parse_names(optarg, &fl.comms) < 0) {
+				usage_error("bad --comms '%s': use a comma list of thread names", optarg);
+				goto out;
+			}
+			break;
+		case 'd':
+			if (parse_names(optarg, &fl.dsos) < 0) {
+				usage_error("bad --dsos '%s': use a comma list of modules (libc.so.6 "
+					    "or its path)", optarg);
+				goto out;
+			}
+			break;
+		case 'S':
+			if (parse_names(optarg, &fl.syms) < 0) {
+				usage_error("bad --symbols '%s': use a comma list of function names",
+					    optarg);
+				goto out;
+			}
+			break;
+		case OPT_PID:
+			if (parse_ids(optarg, &fl.pids) < 0) {
+				usage_error("bad --pid '%s': use a comma list of process ids", optarg);
+				goto out;
+			}
+			break;
+		case OPT_TID:
+			if (parse_ids(optarg, &fl.tids) < 0) {
+				usage_error("bad --tid '%s': use a comma list of thread ids", optarg);
+				goto out;
+			}
+			break;
+		case OPT_TIME:
+			if (parse_time(optarg, &fl) < 0) {
+				usage_error("bad --time '%s': use START,END in seconds from the start "
+					    "of the recording, either may be empty (1.5,3 or ,2.5 or "
+					    "1,), START not after END", optarg);
+				goto out;
+			}
+			break;
+		case OPT_HEADER:
+			header = header ? header : 1;
+			break;
+		case OPT_HEADER_ONLY:
+			header = 2;
+			break;
 		case 'i':
 			o.file = optarg;
 			break;
 		case 'f':
-			if (!(o.format = format_find(optarg)))
-				return usage_error("unknown format '%s' (use %s)", optarg,
-						   format_names());
+			if (!(o.format = format_find(optarg))) {
+				usage_error("unknown format '%s' (use %s)", optarg, format_names());
+				goto out;
+			}
+			format_set = 1;
 			break;
 		case 't':
 			o.format = format_find("tree");
+			format_set = 1;
 			break;
 		case 'o':
 			o.output = optarg;
@@ -349,24 +791,30 @@ int cmd_report(int argc, char **argv)
 			o.title = optarg;
 			break;
 		case 'W':
-			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000)
-				return usage_error("bad --width '%s': use a number of pixels "
-						   "from 100 to 100000", optarg);
+			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
+				usage_error("bad --width '%s': use a number of pixels "
+					    "from 100 to 100000", optarg);
+				goto out;
+			}
 			o.width = (unsigned)width;
 			break;
 		case 'V':
 			o.inverted = 1;
+			o.callee = 1;   /* the tree too: perf's -G, --inverted */
 			break;
 		case 's':
-			if (parse_keys(optarg, &o) < 0)
-				return usage_error("bad --sort '%s': use a comma list of distinct "
-						   "pid, tid, comm, exe, sym, dso, srcline", optarg);
+			if (parse_keys(optarg, &o) < 0) {
+				usage_error("bad --sort '%s': use a comma list of distinct "
+					    "pid, tid, comm, exe, sym, dso, srcline", optarg);
+				goto out;
+			}
 			break;
 		case 'L':
 			o.keys[0] = KEY_SRCLINE;
 			o.keys[1] = KEY_SYM;
 			o.nkeys = 2;
 			o.format = format_find("text");
+			format_set = 1;
 			break;
 		case 'M':
 			o.resolve.demangle = 0;
@@ -381,52 +829,112 @@ int cmd_report(int argc, char **argv)
 			o.resolve.inline_frames = 1;
 			break;
 		case 'p':
-			if (parse_percent(optarg, &o.percent_limit) < 0)
-				return usage_error("bad --percent-limit '%s': use a number from 0 to 100",
-						   optarg);
+			if (parse_percent(optarg, &o.percent_limit) < 0) {
+				usage_error("bad --percent-limit '%s': use a number from 0 to 100",
+					    optarg);
+				goto out;
+			}
 			o.percent_limit_set = 1;
 			break;
-		case 'S':
+		case 'O':
 			break;
 		case 'h':
 			report_usage(stdout);
-			return 0;
+			rc = 0;
+			goto out;
 		default:
-			return cmd_bad_option("report", c, argv);
+			rc = cmd_bad_option("report", c, args);
+			goto out;
 		}
 	}
 	if (optind < argc) {
-		if (o.file || optind + 1 < argc)
-			return usage_error("one recording at a time (extra '%s')",
-					   argv[o.file ? optind : optind + 1]);
-		o.file = argv[optind];
+		if (o.file || optind + 1 < argc) {
+			usage_error("one recording at a time (extra '%s')",
+				    args[o.file ? optind : optind + 1]);
+			goto out;
+		}
+		o.file = args[optind];
 	}
 	if (!o.file)
 		o.file = "probe.data";
-	if (o.format->binary && !o.output && isatty(1))
-		return usage_error("--format %s is binary: give -o FILE, or pipe it",
-				   o.format->name);
+	int texty = o.format == format_find("text") || o.format == format_find("stdio");
+	if (want_tree == 1 && texty)
+		o.format = format_find("tree");
+	else if (want_tree == -1 && o.format == format_find("tree") && !format_set)
+		o.format = format_find("text");
+	texty = o.format == format_find("text") || o.format == format_find("stdio");
+	if (header == 1 && !texty && o.format != format_find("tree")) {
+		usage_error("--header is for the text reports (text, tree), not --format %s: "
+			    "use --header-only for the header alone", o.format->name);
+		goto out;
+	}
+	if (o.format->binary && !o.output && isatty(1) && header != 2) {
+		usage_error("--format %s is binary: give -o FILE, or pipe it", o.format->name);
+		goto out;
+	}
+	/* A terminal shows what fits: rows over 0.5 %, and how many are not. */
+	if (texty && !o.output && !o.percent_limit_set && !o.quiet && isatty(1)) {
+		o.percent_limit = 0.5;
+		o.tty_limit = 1;
+	}
 
-	struct agg *a = report_load(o.file, o.format->samples);
+	rc = 1;
+	struct agg *a = report_load(o.file, o.format->samples || fl.time_set);
 	if (!a)
-		return 1;
+		goto out;
+	struct outfile of;
+	if (header == 2) {
+		rc = outfile_open(&of, o.output);
+		if (rc == 0) {
+			report_info(a, o.file, of.f);
+			rc = outfile_close(&of, rc);
+		}
+		agg_free(a);
+		rc = rc < 0 ? 1 : 0;
+		goto out;
+	}
 	if (agg_totals(a)->samples == 0) {
 		char *f = printable_dup(o.file);
 		probe_warn("%s: no samples in this recording", f);
 		free(f);
 	}
+	char *info = NULL, *time_line = NULL, *filter_line = NULL;
+	size_t info_len = 0;
+	if (header == 1) {
+		FILE *m = open_memstream(&info, &info_len);
+		if (!m)
+			probe_oom();
+		report_info(a, o.file, m);
+		fclose(m);
+	}
 	struct symcache *sc = symcache_new();
 	struct resolver *res = resolver_new(a, sc, &o.resolve);
+	apply_filters(a, res, &fl, &o, &time_line, &filter_line);
 	struct report_ctx ctx;
 	report_ctx_init(&ctx, &o, a, res);
-	struct outfile of;
-	int rc = outfile_open(&of, o.output);
+	rc = outfile_open(&of, o.output);
 	if (rc == 0) {
+		if (info)
+			fwrite(info, 1, info_len, of.f);
 		rc = o.format->write(&ctx, of.f);
 		rc = outfile_close(&of, rc);
 	}
+	free(info);
+	free(time_line);
+	free(filter_line);
 	resolver_free(res);
 	symcache_free(sc);
 	agg_free(a);
-	return rc < 0 ? 1 : 0;
+	rc = rc < 0 ? 1 : 0;
+out:
+	names_free(&fl.comms);
+	names_free(&fl.pids);
+	names_free(&fl.tids);
+	names_free(&fl.dsos);
+	names_free(&fl.syms);
+	for (size_t i = 0; i < nowned; i++)
+		free(owned[i]);
+	free(owned);
+	free(args);
+	return rc;
 }

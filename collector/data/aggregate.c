@@ -75,6 +75,7 @@ struct agg {
 	size_t nsamples, samples_cap;
 	uint64_t map_seq;
 	struct agg_totals t;
+	struct agg_info info;
 };
 
 struct enc_slot {
@@ -99,6 +100,7 @@ static void image_free(struct agg_image *im)
 	free(im->maxend);
 	free(im->exe);
 	free(im->comm);
+	free(im->args);
 	free(im->name);
 	free(im->event_name);
 }
@@ -139,6 +141,12 @@ void agg_free(struct agg *a)
 	}
 	free(a->count_vec);
 	free(a->samples);
+	free(a->info.host);
+	free(a->info.sysname);
+	free(a->info.release);
+	free(a->info.version);
+	free(a->info.machine);
+	free(a->info.cmdline);
 	free(a);
 }
 
@@ -150,6 +158,7 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 	im->pid = pid;
 	im->exe = xstrdup("");
 	im->comm = xstrdup("");
+	im->args = xstrdup("");
 	im->name = xasprintf("[pid %u]", pid);
 	im->event_name = xstrdup("");
 	im->exit_status = -1;
@@ -189,6 +198,48 @@ static void note_thread(struct agg *a, uint32_t pid, uint32_t tid)
 	a->t.threads++;
 }
 
+/* argv joined by spaces, printable, at most about 4 KiB. */
+static char *join_args(const char **argv, unsigned argc)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = xmalloc(cap + 1);
+	buf[0] = '\0';
+	for (unsigned i = 0; i < argc && n < cap; i++) {
+		size_t l = strlen(argv[i]);
+		if (i)
+			buf[n++] = ' ';
+		if (l > cap - n)
+			l = cap - n;
+		memcpy(buf + n, argv[i], l);
+		n += l;
+		buf[n] = '\0';
+	}
+	char *p = printable_dup(buf);
+	free(buf);
+	return p;
+}
+
+static void add_info(struct agg *a, const struct probe_msg *m)
+{
+	struct agg_info *in = &a->info;
+	if (in->have)
+		return;         /* the first one is the recording's */
+	in->have = 1;
+	in->start_ns = m->u.info.start_ns;
+	in->start_real_ns = m->u.info.start_real_ns;
+	in->host = printable_dup(m->u.info.host);
+	in->sysname = printable_dup(m->u.info.sysname);
+	in->release = printable_dup(m->u.info.release);
+	in->version = printable_dup(m->u.info.version);
+	in->machine = printable_dup(m->u.info.machine);
+	in->cmdline = join_args(m->u.info.argv, m->u.info.argc);
+}
+
+const struct agg_info *agg_info(const struct agg *a)
+{
+	return &a->info;
+}
+
 static void add_hello(struct agg *a, const struct probe_msg *m)
 {
 	uint32_t img;
@@ -208,6 +259,8 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	free(im->event_name);
 	im->exe = printable_dup(m->u.hello.exe ? m->u.hello.exe : "");
 	im->comm = printable_dup(m->u.hello.comm ? m->u.hello.comm : "");
+	free(im->args);
+	im->args = join_args(m->u.hello.argv, m->u.hello.argc);
 	im->event_name = printable_dup(m->u.hello.event_name ? m->u.hello.event_name : "");
 	if (im->exe[0])
 		im->name = xstrdup(path_basename(im->exe));
@@ -483,6 +536,9 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		im->exit_status = m->u.exit.status;
 		break;
 	}
+	case PROBE_F_INFO:
+		add_info(a, m);
+		break;
 	default:                /* unknown kinds: skipped, by the protocol */
 		break;
 	}
@@ -684,4 +740,61 @@ size_t agg_nsamples(const struct agg *a)
 const struct agg_sample *agg_samples(const struct agg *a)
 {
 	return a->samples;
+}
+
+/* ---- restricting (probe report's filters) ------------------------------ */
+
+void agg_window(struct agg *a, uint64_t lo, uint64_t hi)
+{
+	for (size_t r = 0; r < a->ncounts; r++)
+		a->count_vec[r].samples = a->count_vec[r].weight = 0;
+	size_t k = 0;
+	a->t.samples = a->t.weight = 0;
+	a->t.t_min = UINT64_MAX;
+	a->t.t_max = 0;
+	for (size_t i = 0; i < a->nsamples; i++) {
+		const struct agg_sample *s = &a->samples[i];
+		if (s->time < lo || s->time > hi || s->count >= a->ncounts)
+			continue;
+		struct agg_count *c = &a->count_vec[s->count];
+		c->samples++;
+		c->weight = sat_add(c->weight, s->weight);
+		a->t.samples++;
+		a->t.weight = sat_add(a->t.weight, s->weight);
+		if (s->time < a->t.t_min)
+			a->t.t_min = s->time;
+		if (s->time > a->t.t_max)
+			a->t.t_max = s->time;
+		a->samples[k++] = *s;
+	}
+	a->nsamples = k;
+	uint8_t *keep = xmalloc(a->ncounts ? a->ncounts : 1);
+	for (size_t r = 0; r < a->ncounts; r++)
+		keep[r] = a->count_vec[r].samples != 0;
+	agg_keep_counts(a, keep);
+	free(keep);
+}
+
+void agg_keep_counts(struct agg *a, const uint8_t *keep)
+{
+	size_t old = a->ncounts, n = 0;
+	uint32_t *to = xmalloc((old ? old : 1) * sizeof(*to));
+	for (size_t r = 0; r < old; r++) {
+		to[r] = UINT32_MAX;
+		if (keep[r]) {
+			to[r] = (uint32_t)n;
+			a->count_vec[n++] = a->count_vec[r];
+		}
+	}
+	a->ncounts = n;
+	size_t k = 0;
+	for (size_t i = 0; i < a->nsamples; i++) {
+		uint32_t c = a->samples[i].count;
+		if (c >= old || to[c] == UINT32_MAX)
+			continue;
+		a->samples[k] = a->samples[i];
+		a->samples[k++].count = to[c];
+	}
+	a->nsamples = k;
+	free(to);
 }

@@ -43,6 +43,7 @@ struct agg_image {
 	uint32_t pid, ppid;
 	int have_hello;
 	char *exe, *comm;       /* printable; "" when unknown */
+	char *args;             /* argv joined by spaces, printable; "" when none */
 	char *name;             /* basename of exe, else comm, else "[pid N]" */
 	char *event_name;       /* printable; "" when unknown */
 	uint32_t event_type;
@@ -72,6 +73,14 @@ struct agg_sample {
 	uint32_t count;         /* its row of agg_counts(): image, tid, stack */
 };
 
+/* The recording's INFO frame (wire.h), when it has one. */
+struct agg_info {
+	int have;               /* 0: a recording made before INFO existed */
+	uint64_t start_ns, start_real_ns;
+	char *host, *sysname, *release, *version, *machine;     /* printable */
+	char *cmdline;          /* argv joined by spaces, printable */
+};
+
 struct agg_totals {
 	uint64_t samples, weight;
 	uint64_t lost[PROBE_LOST_REASON_MAX]; /* [0]: reasons we do not know */
@@ -95,6 +104,18 @@ size_t agg_nsamples(const struct agg *a);
 const struct agg_sample *agg_samples(const struct agg *a);
 
 const struct agg_totals *agg_totals(const struct agg *a);
+/* The first INFO frame (later ones are ignored); .have 0 when none. */
+const struct agg_info *agg_info(const struct agg *a);
+/*
+ * Restrict what the counts hold, after agg_finish (probe report's filters):
+ *   agg_window: only samples with lo <= time <= hi (the samples must be
+ *     kept); the counts, the kept samples and the totals (samples, weight,
+ *     times) become those of the window;
+ *   agg_keep_counts: only the rows i of agg_counts() with keep[i] set; the
+ *     kept samples follow, the totals do not change (shares stay of all).
+ */
+void agg_window(struct agg *a, uint64_t lo, uint64_t hi);
+void agg_keep_counts(struct agg *a, const uint8_t *keep);
 size_t agg_nimages(const struct agg *a);
 const struct agg_image *agg_image(const struct agg *a, uint32_t image);
 /* The thread's latest name in that image, or NULL. */

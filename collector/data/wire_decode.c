@@ -253,6 +253,7 @@ const char *probe_frame_type_name(unsigned type)
 		[PROBE_F_THREAD] = "THREAD", [PROBE_F_SAMPLES] = "SAMPLES",
 		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
 		[PROBE_F_SYNC] = "SYNC", [PROBE_F_UNPROFILED] = "UNPROFILED",
+		[PROBE_F_INFO] = "INFO",
 	};
 	if (type > 0 && type < PROBE_F_TYPE_MAX)
 		return names[type];
@@ -492,6 +493,24 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		m->u.unprof.pid = (uint32_t)rd_le(&r, 4);
 		m->u.unprof.reason = (uint32_t)rd_le(&r, 4);
 		m->u.unprof.path = rd_str(&r, sc);
+		break;
+	case PROBE_F_INFO:
+		m->u.info.start_ns = rd_le(&r, 8);
+		m->u.info.start_real_ns = rd_le(&r, 8);
+		m->u.info.host = rd_str(&r, sc);
+		m->u.info.sysname = rd_str(&r, sc);
+		m->u.info.release = rd_str(&r, sc);
+		m->u.info.version = rd_str(&r, sc);
+		m->u.info.machine = rd_str(&r, sc);
+		m->u.info.argc = (uint16_t)rd_le(&r, 2);
+		if (r.ok && m->u.info.argc > PROBE_MAX_ARGS) {
+			seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
+			       PROBE_MAX_ARGS);
+			return -1;
+		}
+		for (unsigned i = 0; r.ok && i < m->u.info.argc; i++)
+			sc->argv[i] = rd_str(&r, sc);
+		m->u.info.argv = sc->argv;
 		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */

@@ -110,6 +110,12 @@ struct probe_msg {
 			uint32_t pid, reason;
 			const char *path;
 		} unprof;
+		struct {
+			uint64_t start_ns, start_real_ns;
+			const char *host, *sysname, *release, *version, *machine;
+			uint16_t argc;
+			const char **argv;      /* argc entries */
+		} info;
 	} u;
 };
 

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lost.h"
 #include "util.h"
@@ -49,6 +50,8 @@ static char *event_text(const struct agg_image *im)
 void report_header(const struct report_ctx *c, FILE *out)
 {
 	const struct agg_totals *t = agg_totals(c->agg);
+	if (c->opts->quiet)
+		return;
 	char *file = printable_dup(c->opts->file);
 	fprintf(out, "# probe report: %s\n", file);
 	free(file);
@@ -84,7 +87,134 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->weight_saturated)
 		fprintf(out, "# the samples' weights add up past 2^64 (a damaged or forged "
 			"recording?), so shares are of samples\n");
+	if (c->opts->time_line)
+		fprintf(out, "%s\n", c->opts->time_line);
+	if (c->opts->filter_line)
+		fprintf(out, "%s\n", c->opts->filter_line);
 	fprintf(out, "#\n");
+}
+
+/* The event of the first image with a HELLO, and how many others differ. */
+static char *event_summary(const struct agg *a)
+{
+	char *ev = NULL;
+	unsigned others = 0;
+	for (size_t i = 0; i < agg_nimages(a); i++) {
+		const struct agg_image *im = agg_image(a, (uint32_t)i);
+		if (!im->have_hello)
+			continue;
+		char *e = event_text(im);
+		if (!ev)
+			ev = e;
+		else {
+			others += strcmp(ev, e) != 0;
+			free(e);
+		}
+	}
+	if (!ev)
+		return xstrdup("unknown (no process said)");
+	if (!others)
+		return ev;
+	char *s = xasprintf("%s (and %u other setting%s)", ev, others, others > 1 ? "s" : "");
+	free(ev);
+	return s;
+}
+
+/* How image i ended: its EXIT frame, or a later image of its pid (exec). */
+static void image_end(const struct agg *a, uint32_t i, char *buf, size_t n)
+{
+	const struct agg_image *im = agg_image(a, i);
+	for (size_t j = i + 1; j < agg_nimages(a); j++)
+		if (agg_image(a, (uint32_t)j)->pid == im->pid &&
+		    agg_image(a, (uint32_t)j)->have_hello) {
+			snprintf(buf, n, "exec'd");
+			return;
+		}
+	if (!im->have_exit)
+		snprintf(buf, n, "not recorded");
+	else if (im->exit_status < 0)
+		snprintf(buf, n, "exited");
+	else if (im->exit_status > 128 && im->exit_status < 128 + 65) {
+		const char *ab = sigabbrev_np(im->exit_status - 128);
+		snprintf(buf, n, "SIG%s", ab ? ab : "?");
+	} else
+		snprintf(buf, n, "exit %d", (int)im->exit_status);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+void report_info(const struct agg *a, const char *file, FILE *out)
+{
+	const struct agg_info *in = agg_info(a);
+	const struct agg_totals *t = agg_totals(a);
+	char *f = printable_dup(file);
+	fprintf(out, "# ========\n# recording      : %s\n", f);
+	free(f);
+	if (in->have) {
+		time_t secs = (time_t)(in->start_real_ns / 1000000000u);
+		struct tm tm;
+		char when[64] = "?";
+		if (gmtime_r(&secs, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		fprintf(out, "# captured on    : %s\n", when);
+		fprintf(out, "# hostname       : %s\n", in->host);
+		fprintf(out, "# os release     : %s\n", in->release);
+		fprintf(out, "# kernel         : %s %s %s\n", in->sysname, in->version, in->machine);
+		fprintf(out, "# cmdline        : %s\n", in->cmdline);
+	} else {
+		fprintf(out, "# captured on    : not recorded\n"
+			"# hostname       : not recorded\n"
+			"# os release     : not recorded\n"
+			"# kernel         : not recorded\n"
+			"# cmdline        : not recorded (the recording was made by a probe "
+			"that kept no header)\n");
+	}
+	char *ev = event_summary(a);
+	fprintf(out, "# event          : %s\n", ev);
+	free(ev);
+	if (t->samples && in->have && t->t_max >= in->start_ns)
+		fprintf(out, "# duration       : %.3f s (from the start to the last sample)\n",
+			(double)(t->t_max - in->start_ns) / 1e9);
+	else if (t->samples && t->t_max >= t->t_min)
+		fprintf(out, "# duration       : %.3f s of samples (the start was not "
+			"recorded)\n", (double)(t->t_max - t->t_min) / 1e9);
+	else
+		fprintf(out, "# duration       : unknown (no samples)\n");
+	char lost[512];
+	lost_text(t->lost, lost, sizeof(lost));
+	fprintf(out, "# samples        : %" PRIu64 "; %s\n", t->samples, lost);
+	size_t ni = agg_nimages(a);
+	uint64_t *per = xcalloc(ni ? ni : 1, sizeof(*per));
+	for (size_t i = 0; i < agg_ncounts(a); i++) {
+		const struct agg_count *k = &agg_counts(a)[i];
+		if (k->image < ni)
+			per[k->image] += k->samples;
+	}
+	fprintf(out, "# processes      : %u (%zu image%s: an exec starts a new one)\n",
+		t->processes, ni, ni == 1 ? "" : "s");
+	fprintf(out, "# %8s %8s %9s  %-12s  %s\n", "pid", "parent", "samples", "ended",
+		"command");
+	/* By pid; a pid's images in the order they came (exec after exec). */
+	uint64_t *order = xmalloc((ni ? ni : 1) * sizeof(*order));
+	for (size_t i = 0; i < ni; i++)
+		order[i] = (uint64_t)agg_image(a, (uint32_t)i)->pid << 32 | i;
+	qsort(order, ni, sizeof(*order), cmp_u64);
+	for (size_t j = 0; j < ni; j++) {
+		uint32_t i = (uint32_t)order[j];
+		const struct agg_image *im = agg_image(a, i);
+		char end[64];
+		image_end(a, i, end, sizeof(end));
+		fprintf(out, "# %8u %8u %9" PRIu64 "  %-12s  %s%s%s\n", im->pid, im->ppid,
+			per[i], end, im->comm[0] ? im->comm : im->name,
+			im->args[0] ? ": " : "", im->args);
+	}
+	free(order);
+	free(per);
+	fprintf(out, "# ========\n#\n");
 }
 
 static const char *const key_names[KEY_COUNT] = {

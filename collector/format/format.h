@@ -52,6 +52,15 @@ struct report_opts {
 	int nkeys;
 	double percent_limit;
 	int percent_limit_set;
+	int tty_limit;          /* percent_limit is the terminal's default: say
+				   how many rows it hid */
+	int children;           /* text: 0 probe's (Self, Total by Self),
+				   1 --children (Total, Self by Total),
+				   -1 --no-children (Self only) */
+	int callee;             /* tree: -g callee, leaves at the root */
+	int quiet;              /* -q: no header lines */
+	const char *filter_line;        /* "# filter: ..." or NULL */
+	const char *time_line;          /* "# time: ..." or NULL */
 	struct resolve_opts resolve;    /* demangling, inline frames */
 };
 
@@ -72,6 +81,12 @@ uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k);
 double report_pct(const struct report_ctx *c, uint64_t amount);
 /* "# probe report: FILE", "# event: ...; N samples, ...; lost: ..." */
 void report_header(const struct report_ctx *c, FILE *out);
+/*
+ * --header: the recording's INFO (captured on, host, kernel, command
+ * line), event, duration and every process image (pid, parent, samples,
+ * how it ended, comm and argv), as "# " lines between "# ========".
+ */
+void report_info(const struct agg *a, const char *file, FILE *out);
 
 /* A thread's name: its latest THREAD name, else its process's; "?". */
 const char *report_thread_name(const struct agg *a, uint32_t image, uint32_t tid);

@@ -157,11 +157,14 @@ static const char *column_header(enum sort_key k)
 }
 
 static int nkeys_for_sort;
+static int sort_by_total;       /* --children: perf's order */
 
 static int cmp_row(const void *x, const void *y)
 {
 	const struct row *a = *(const struct row *const *)x;
 	const struct row *b = *(const struct row *const *)y;
+	if (sort_by_total && a->total != b->total)
+		return a->total > b->total ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	if (a->total != b->total)
@@ -224,17 +227,23 @@ int report_text(const struct report_ctx *c, FILE *out)
 	}
 	free(fr);
 
-	size_t nrows = HASH_COUNT(t.rows), shown = 0;
+	size_t nrows = HASH_COUNT(t.rows), shown = 0, hidden = 0;
 	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
 	for (struct row *r = t.rows; r; r = r->hh.next) {
-		if (report_pct(c, r->self) < o->percent_limit &&
-		    report_pct(c, r->total) < o->percent_limit)
+		/* --no-children: perf lists what has samples of its own. */
+		if (o->children < 0 && r->self_samples == 0)
 			continue;
+		if (report_pct(c, r->self) < o->percent_limit &&
+		    (o->children < 0 || report_pct(c, r->total) < o->percent_limit)) {
+			hidden++;
+			continue;
+		}
 		for (int i = 0; i < o->nkeys; i++)
 			r->cols[i] = column_text(c, r, o->keys[i]);
 		vec[shown++] = r;
 	}
 	nkeys_for_sort = o->nkeys;
+	sort_by_total = o->children == 1;
 	qsort(vec, shown, sizeof(*vec), cmp_row);
 
 	int width[REPORT_MAX_KEYS];
@@ -250,20 +259,34 @@ int report_text(const struct report_ctx *c, FILE *out)
 	}
 
 	report_header(c, out);
-	fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
-	for (int i = 0; i < o->nkeys; i++) {
-		if (i + 1 < o->nkeys)
-			fprintf(out, "  %-*s", width[i], column_header(o->keys[i]));
+	if (!o->quiet) {
+		if (o->children == 1)
+			fprintf(out, "#%8s%9s%11s", "Total", "Self", "Samples");
+		else if (o->children < 0)
+			fprintf(out, "#%8s%11s", "Self", "Samples");
 		else
-			fprintf(out, "  %s", column_header(o->keys[i]));
+			fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
+		for (int i = 0; i < o->nkeys; i++) {
+			if (i + 1 < o->nkeys)
+				fprintf(out, "  %-*s", width[i], column_header(o->keys[i]));
+			else
+				fprintf(out, "  %s", column_header(o->keys[i]));
+		}
+		fputc('\n', out);
+		if (agg_totals(c->agg)->samples == 0)
+			fprintf(out, "# no samples\n");
 	}
-	fputc('\n', out);
-	if (agg_totals(c->agg)->samples == 0)
-		fprintf(out, "# no samples\n");
 	for (size_t j = 0; j < shown; j++) {
 		struct row *r = vec[j];
-		fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->self),
-			report_pct(c, r->total), r->self_samples);
+		if (o->children == 1)
+			fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->total),
+				report_pct(c, r->self), r->self_samples);
+		else if (o->children < 0)
+			fprintf(out, "%8.2f%%%11" PRIu64, report_pct(c, r->self),
+				r->self_samples);
+		else
+			fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->self),
+				report_pct(c, r->total), r->self_samples);
 		for (int i = 0; i < o->nkeys; i++) {
 			if (i + 1 < o->nkeys)
 				fprintf(out, "  %-*s", width[i], r->cols[i]);
@@ -272,6 +295,9 @@ int report_text(const struct report_ctx *c, FILE *out)
 		}
 		fputc('\n', out);
 	}
+	if (o->tty_limit && hidden && !o->quiet)
+		fprintf(out, "# %zu row%s under %g %% hidden (on a terminal; --percent-limit 0 "
+			"shows every row)\n", hidden, hidden == 1 ? "" : "s", o->percent_limit);
 	free(vec);
 
 	free(t.by_loc);

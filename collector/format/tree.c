@@ -192,22 +192,33 @@ int report_tree(const struct report_ctx *c, FILE *out)
 		const struct agg_count *k = &counts[i];
 		uint64_t amount = report_amount(c, k);
 		uint32_t n = resolve_stack(c->res, k, fr);
-		uint32_t node = 0;
+		uint32_t node = 0, first = 0;
 		t.nodes[0].total = sat_add(t.nodes[0].total, amount);
-		for (uint32_t f = n; f-- > 0;) {
+		/* Callers first (from the outermost frame), or -g callee: leaf first. */
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t f = c->opts->callee ? j : n - 1 - j;
 			node = child(&t, node, fr[f].loc);
 			t.nodes[node].total = sat_add(t.nodes[node].total, amount);
 			add_line(&t, node, fr[f].line, amount);
+			if (!first)
+				first = node;
 		}
+		/* Self is the leaf's: the deepest node, or with -g callee the first. */
+		if (c->opts->callee)
+			node = first;
 		if (node)
 			t.nodes[node].self = sat_add(t.nodes[node].self, amount);
 	}
 	free(fr);
 
 	report_header(c, out);
-	fprintf(out, "#%8s %9s  %s\n", "Total", "Self", "Call tree (callers -> callees)");
-	if (agg_totals(c->agg)->samples == 0)
-		fprintf(out, "# no samples\n");
+	if (!c->opts->quiet) {
+		fprintf(out, "#%8s %9s  %s\n", "Total", "Self", c->opts->callee ?
+			"Call tree (callees -> callers: -g callee)" :
+			"Call tree (callers -> callees)");
+		if (agg_totals(c->agg)->samples == 0)
+			fprintf(out, "# no samples\n");
+	}
 	struct printer p = { c, &t,
 		c->opts->percent_limit_set ? c->opts->percent_limit : TREE_DEFAULT_LIMIT, out };
 	print_node(&p, 0, 0);

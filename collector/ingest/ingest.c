@@ -242,6 +242,12 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 		c->hello = 1;
 		c->wire_pid = m.pid;
 	}
+	if (m.type == PROBE_F_INFO) {
+		/* The recording's header is the collector's to write, not a process's. */
+		ingest_note(in, INGEST_BAD_DATA, "process %ld sent an INFO frame, which only "
+		     "probe record writes; ignoring the rest of its data", (long)c->pid);
+		return -1;
+	}
 	if (m.pid != c->wire_pid) {
 		ingest_note(in, INGEST_BAD_DATA, "process %ld sent a frame for process %" PRIu32
 		     "; ignoring the rest of its data", (long)c->pid, m.pid);

@@ -111,6 +111,18 @@ enum probe_frame_type {
 	 * the recording.
 	 */
 	PROBE_F_UNPROFILED = 8,
+	/*
+	 * INFO body: the recording's header, written by the collector (probe
+	 * record) as the first frame of a recording, never sent by a process
+	 * (a connection that sends one is refused).  pid: the collector's.
+	 *   u64 start_ns (CLOCK_MONOTONIC, the clock of sample times),
+	 *   u64 start_real_ns (CLOCK_REALTIME, ns since the epoch),
+	 *   str host (uname nodename), str sysname, str release, str version,
+	 *   str machine (uname's), u16 argc (<= PROBE_MAX_ARGS), argc x str
+	 *   argv (probe's own command line, as typed).
+	 * Recordings made before it have none: readers say "not recorded".
+	 */
+	PROBE_F_INFO = 9,
 	PROBE_F_TYPE_MAX
 };
 
