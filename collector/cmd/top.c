@@ -570,7 +570,8 @@ int cmd_top(int argc, char **argv)
 
 	t.t_start = t.last_tick = now_ns();
 	if (o.argv) {
-		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value };
+		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
+					     &o.smp.ev, 0, 0 };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {
