@@ -653,6 +653,9 @@ static void summary(struct recorder *r, int write_failed)
 		probe_err("-D %" PRIu64 ": dropped the %" PRIu64 " sample%s taken in the first "
 			  "%" PRIu64 " ms", r->o->delay_ms, r->in.dropped,
 			  r->in.dropped == 1 ? "" : "s", r->o->delay_ms);
+	if (r->o->no_inherit)
+		probe_err("--no-inherit: only the command's own process was profiled (and "
+			  "what it exec'd), not the processes it started");
 	if (r->nconnected == 0)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);

@@ -91,6 +91,30 @@ int event_kernel_refused(void)
 	return 0;
 }
 
+int event_try_open(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2,
+		   int kernel)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = config;
+	attr.config1 = config1;
+	attr.config2 = config2;
+	attr.freq = 1;                  /* as libprobe samples (event.c) */
+	attr.sample_freq = 99;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_PERIOD;
+	attr.disabled = 1;
+	attr.exclude_kernel = !kernel;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno ? errno : EINVAL;
+	close(fd);
+	return 0;
+}
+
 #define PMU_DIR "/sys/bus/event_source/devices"
 
 /* "breakpoint, msr, software, ..." : the PMUs this machine has. */
@@ -214,6 +238,62 @@ static int apply_format(const char *fmt, uint64_t v, struct event_spec *ev)
 	return used >= 64 || (v >> used) == 0 ? 0 : -1;
 }
 
+/*
+ * TERM[=VALUE],... of PMU pmu into ev: config, config1, config2, the
+ * fields of its format/ directory, or (depth 0) an event of its events/
+ * directory, whose own terms are applied.
+ */
+static int apply_terms(const char *spec, const char *pmu, char *terms,
+		       struct event_spec *ev, int depth, char *err, size_t errlen)
+{
+	char path[512];
+	char *save = NULL;
+	for (char *t = strtok_r(terms, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		uint64_t v = 1;
+		if (eq) {
+			*eq = 0;
+			if (parse_num(eq + 1, &v) < 0) {
+				snprintf(err, errlen, "-e %s: '%s' is not a number (decimal, or "
+					 "hexadecimal with 0x)", spec, eq + 1);
+				return -1;
+			}
+		}
+		if (strcmp(t, "config") == 0) {
+			ev->config = v;
+			continue;
+		} else if (strcmp(t, "config1") == 0) {
+			ev->config1 = v;
+			continue;
+		} else if (strcmp(t, "config2") == 0) {
+			ev->config2 = v;
+			continue;
+		}
+		char fmt[128], alias[256];
+		int bad = strchr(t, '/') || strstr(t, "..") || !*t;
+		snprintf(path, sizeof(path), PMU_DIR "/%s/format/%s", pmu, t);
+		if (!bad && read_line(path, fmt, sizeof(fmt)) == 0) {
+			if (apply_format(fmt, v, ev) < 0) {
+				snprintf(err, errlen, "-e %s: %s=%" PRIu64 " does not fit the "
+					 "PMU's format for it (%s)", spec, t, v, fmt);
+				return -1;
+			}
+			continue;
+		}
+		snprintf(path, sizeof(path), PMU_DIR "/%s/events/%s", pmu, t);
+		if (!bad && !eq && depth == 0 && read_line(path, alias, sizeof(alias)) == 0) {
+			if (apply_terms(spec, pmu, alias, ev, 1, err, errlen) < 0)
+				return -1;
+			continue;
+		}
+		snprintf(err, errlen, "-e %s: PMU '%s' has no term or event '%s' (not config, "
+			 "config1, config2, nor in %s/%s/format or events)", spec, pmu, t,
+			 PMU_DIR, pmu);
+		return -1;
+	}
+	return 0;
+}
+
 static int pmu_event(const char *spec, const char *pmu_end, struct event_spec *ev,
 		     char *err, size_t errlen)
 {
@@ -252,43 +332,24 @@ static int pmu_event(const char *spec, const char *pmu_end, struct event_spec *e
 	ev->has_attr = 1;
 	ev->type = (uint32_t)strtoul(buf, NULL, 10);
 	ev->config = ev->config1 = ev->config2 = 0;
-	/* The terms. */
-	char *save = NULL;
-	for (char *t = strtok_r(terms, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-		uint64_t v = 1;
-		if (eq) {
-			*eq = 0;
-			if (parse_num(eq + 1, &v) < 0) {
-				snprintf(err, errlen, "-e %s: '%s' is not a number (decimal, or "
-					 "hexadecimal with 0x)", spec, eq + 1);
-				return -1;
-			}
-		}
-		if (strcmp(t, "config") == 0) {
-			ev->config = v;
-		} else if (strcmp(t, "config1") == 0) {
-			ev->config1 = v;
-		} else if (strcmp(t, "config2") == 0) {
-			ev->config2 = v;
-		} else {
-			char fmt[128];
-			int bad = strchr(t, '/') || strstr(t, "..");
-			snprintf(path, sizeof(path), PMU_DIR "/%s/format/%s", pmu, t);
-			if (bad || read_line(path, fmt, sizeof(fmt)) < 0) {
-				snprintf(err, errlen, "-e %s: PMU '%s' has no term '%s' (not config, "
-					 "config1, config2, nor in %s/%s/format)", spec, pmu, t,
-					 PMU_DIR, pmu);
-				return -1;
-			}
-			if (apply_format(fmt, v, ev) < 0) {
-				snprintf(err, errlen, "-e %s: %s=%" PRIu64 " does not fit the "
-					 "PMU's format for it (%s)", spec, t, v, fmt);
-				return -1;
-			}
-		}
-	}
+	if (apply_terms(spec, pmu, terms, ev, 0, err, errlen) < 0)
+		return -1;
 	snprintf(ev->name, sizeof(ev->name), "%.*s", (int)(tend + 1 - spec), spec);
+	/* Not in libprobe's hands: a PMU event the kernel will not sample is refused here. */
+	int e = event_try_open(ev->type, ev->config, ev->config1, ev->config2, 0);
+	if (e == EACCES || e == EPERM) {
+		snprintf(err, errlen, "-e %s: the kernel does not let this user open it (%s); "
+			 "see /proc/sys/kernel/perf_event_paranoid", spec, strerror(e));
+		return -1;
+	}
+	if (e) {
+		snprintf(err, errlen, "-e %s: the kernel refuses it as a sampling event of "
+			 "this process (%s): PMU '%s' %s; 'probe list' shows what can be sampled",
+			 spec, strerror(e), pmu, e == ENOENT || e == EOPNOTSUPP || e == EINVAL ?
+			 "has no such event or cannot take samples (perf stat may still count it)" :
+			 "cannot take it here");
+		return -1;
+	}
 	return 0;
 }
 

@@ -46,6 +46,9 @@ struct event_def {
 
 int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errlen);
 int event_kernel_refused(void);
+/* 0 when this process can open that sampling event (as libprobe does), else errno. */
+int event_try_open(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2,
+		   int kernel);
 const struct event_def *events_table(size_t *n);
 /* "cpu-clock, task-clock, ..." for messages and help. */
 const char *event_list(void);
