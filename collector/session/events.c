@@ -438,9 +438,9 @@ int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errle
 		if (strcmp(base, d->name) != 0 && !(d->alias && strcmp(base, d->alias) == 0))
 			continue;
 		if (!d->record) {
-			snprintf(err, errlen, "-e %s: %s never overflows, so it cannot be "
-				 "sampled; use cpu-clock or another event 'probe list' shows",
-				 spec, base);
+			snprintf(err, errlen, "-e %s: %s counts nothing by itself, so it "
+				 "cannot be sampled; use cpu-clock or another event 'probe list' "
+				 "shows", spec, base);
 			return -1;
 		}
 		found = 1;
