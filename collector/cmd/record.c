@@ -125,8 +125,10 @@ void record_usage(FILE *out)
 		"\n"
 		"  -o, --output FILE   the recording (default probe.data; an existing one\n"
 		"                      becomes FILE.old)\n"
-		"  -e, --event EVENT   what to sample (default cpu-clock): %s;\n"
-		"                      EVENT:u user space only, :k kernel only, :uk both\n"
+		"  -e, --event EVENT   what to sample (default cpu-clock): a name 'probe list'\n"
+		"                      shows (task-clock, page-faults, cycles...), rNNN or\n"
+		"                      PMU/TERM=VALUE,.../; EVENT:u user space only, :k\n"
+		"                      kernel only, :uk both; one event per run\n"
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
 		"  -D, --delay MSECS   drop the samples of the first MSECS milliseconds\n"
@@ -139,7 +141,7 @@ void record_usage(FILE *out)
 		"  -h, --help          this help\n"
 		"\n"
 		"probe exits with CMD's exit status.  Show the result with probe report.\n",
-		event_list(), PROBE_DEFAULT_FREQ);
+		PROBE_DEFAULT_FREQ);
 }
 
 #define usage_error(...) cmd_usage_error("record", __VA_ARGS__)
