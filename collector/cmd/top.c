@@ -442,7 +442,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		return 2;
 	o->argv = optind < argc ? argv + optind : NULL;
 	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
-			   strcmp(o->smp.event, "cpu-clock") != 0))
+			   strcmp(o->smp.event, "cpu-clock") != 0 || o->smp.ev.modifier[0]))
 		return usage_error("-e, -F and -c apply to a command probe top runs; without "
 				   "one, set PROBE_EVENT/PROBE_FREQ for the programs you start");
 	return -1;
