@@ -135,6 +135,7 @@ static void set_event(const struct event_name *e)
 	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", e->name);
 	probe_cfg.type = e->type;
 	probe_cfg.config = e->config;
+	probe_cfg.config1 = probe_cfg.config2 = 0;     /* PROBE_EVENT_ATTR's */
 }
 
 void probe_config_fallback_cpu_clock(void)
