@@ -39,21 +39,23 @@ int cmd_bad_option(const char *cmd, int c, char **argv)
 void sampling_init(struct sampling *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->event = "cpu-clock";
+	snprintf(s->ev.name, sizeof(s->ev.name), "cpu-clock");
+	s->event = s->ev.name;
 	s->value = PROBE_DEFAULT_FREQ;
 }
 
 int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
 {
 	switch (c) {
-	case 'e':
-		if (!event_known(arg)) {
-			fprintf(stderr, "probe: %s: unknown event '%s'; use one of %s\n",
-				cmd, arg, event_list());
+	case 'e': {
+		char err[768];
+		if (event_parse(arg, &s->ev, err, sizeof(err)) < 0) {
+			fprintf(stderr, "probe: %s: %s\n", cmd, err);
 			return 2;
 		}
-		s->event = arg;
+		s->event = s->ev.name;
 		return 1;
+	}
 	case 'F':
 		if (parse_u64(arg, &s->value) < 0 || s->value < 1 || s->value > PROBE_MAX_FREQ) {
 			fprintf(stderr, "probe: %s: -F %s: the frequency must be a whole "

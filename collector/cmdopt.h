@@ -7,7 +7,7 @@
  *   - cmd_bad_option(cmd, c, argv) explains what getopt_long (opterr = 0,
  *     optstring starting ":" or "+:") returned ':' or '?' for, the same way,
  *     and returns 2.
- *   - struct sampling holds -e/-F/-c: sampling_init() sets the defaults
+ *   - struct sampling holds -e/-F/-c (-e as events.h parses it): sampling_init() sets the defaults
  *     (cpu-clock at PROBE_DEFAULT_FREQ Hz); sampling_option() takes option c
  *     with its argument: 1 when it was one of them, 0 when not (nothing
  *     done), 2 after a message when its value is bad; sampling_check()
@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "events.h"
+
 #define PROBE_DEFAULT_FREQ 999
 #define PROBE_MAX_FREQ 100000
 
@@ -26,7 +28,8 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 int cmd_bad_option(const char *cmd, int c, char **argv);
 
 struct sampling {
-	const char *event;
+	const char *event;      /* ev.name */
+	struct event_spec ev;   /* -e as parsed (events.h) */
 	int use_period;         /* value is a period, not a frequency */
 	uint64_t value;
 	int have_freq, have_period;

@@ -3,6 +3,7 @@
  *
  *   probe record ...   (record.h)     probe report ...   (report.h)
  *   probe top ...      (top.h)        probe diff ...     (diff.h)
+ *   probe list ...     (list.h)
  *   probe -h | --help | --version
  * Usage errors exit 2 with one "probe:" line.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "list.h"
 #include "record.h"
 #include "report.h"
 #include "top.h"
@@ -19,18 +21,21 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
+		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS] [-m PAGES]\n"
+		"                    [--no-inherit] [-g] [-q] -- CMD [ARG...]\n"
 		"       probe report [-i] FILE [--format FORMAT] [-o OUT] [--tree] [--sort KEYS]\n"
 		"                    [--lines] [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
 		"       probe top [-d SECS] [-n N] [-o FILE] [--exit] [-- CMD [ARG...]]\n"
 		"       probe diff [BASE NEW] [--format text|folded] [-o OUT]\n"
+		"       probe list [sw|hw|cache|pmu|tracepoint]\n"
 		"       probe -h | --help | --version\n"
 		"\n"
 		"A sampling profiler: probe record runs a program with libprobe.so\n"
 		"preloaded and saves where its threads spend their time; probe report\n"
 		"shows it (flat profile, call tree, or folded stacks for flame graphs);\n"
 		"probe top watches a running program's profile live; probe diff shows\n"
-		"what changed between two recordings.\n"
+		"what changed between two recordings; probe list shows the events\n"
+		"this machine can sample.\n"
 		"'probe record -h', 'probe report -h', 'probe top -h' and 'probe diff -h'\n"
 		"tell more.\n");
 }
@@ -44,7 +49,7 @@ int main(int argc, char **argv)
 	 */
 	spawn_ignore_xfsz();
 	if (argc < 2) {
-		probe_err("no command given: use probe record, report, top or diff; "
+		probe_err("no command given: use probe record, report, top, diff or list; "
 			  "try 'probe --help'");
 		return 2;
 	}
@@ -65,6 +70,8 @@ int main(int argc, char **argv)
 		return cmd_top(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)
 		return cmd_diff(argc - 1, argv + 1);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc - 1, argv + 1);
 	probe_err("unknown command '%s'; try 'probe --help'", cmd);
 	return 2;
 }

@@ -30,6 +30,17 @@
  *                 refused); for testing the fallback
  *   PROBE_HANDLER_STATS  1: time the signal handler; each process says
  *                 at its end: mean, p50, p99, max (scripts/bench)
+ *   PROBE_EVENT_ATTR  TYPE:CONFIG:CONFIG1:CONFIG2 (probe record -e rNNN or
+ *                 PMU/.../): the event's perf_event_attr fields, PROBE_EVENT
+ *                 being its name for the recording
+ *   PROBE_EVENT_MODIFIER  u, k or uk (probe record -e EVENT:u...): user
+ *                 space only, kernel only, or both; overrides PROBE_KERNEL
+ *   PROBE_RING_PAGES  data pages of each thread's perf ring (probe record
+ *                 -m; a power of two), default 1
+ *   PROBE_NO_INHERIT  1 (probe record --no-inherit): profile this process
+ *                 only; libprobe sets it to its pid, so that an exec keeps
+ *                 profiling and the process's children (forked, or exec'd
+ *                 from a fork) do not
  *   PROBE_UNWIND  fast (default: cfi.c's cached rules, libunwind for the
  *                 rest), libunwind (libunwind only), check (both, compared;
  *                 each process says at its end how many stacks differed)
@@ -124,6 +135,7 @@ static void set_event(const struct event_name *e)
 	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", e->name);
 	probe_cfg.type = e->type;
 	probe_cfg.config = e->config;
+	probe_cfg.config1 = probe_cfg.config2 = 0;     /* PROBE_EVENT_ATTR's */
 }
 
 void probe_config_fallback_cpu_clock(void)
@@ -131,12 +143,14 @@ void probe_config_fallback_cpu_clock(void)
 	set_event(&events[0]);
 }
 
+static int read_event_attr(const char *name);
+
 static void read_event(void)
 {
 	const char *s = getenv("PROBE_EVENT");
 
 	set_event(&events[0]);
-	if (!s || !*s)
+	if (!s || !*s || read_event_attr(s))
 		return;
 	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
 		if (strcmp(s, events[i].name) == 0) {
@@ -230,6 +244,83 @@ static void read_kernel(void)
 		  s);
 }
 
+/* ---- probe record's perf spellings (-e rNNN / PMU/../ / :u :k, -m, --no-inherit) */
+
+/* PROBE_EVENT_ATTR=TYPE:CONFIG:CONFIG1:CONFIG2 for the event named name. */
+static int read_event_attr(const char *name)
+{
+	const char *s = getenv("PROBE_EVENT_ATTR");
+	unsigned long long v[4] = { 0, 0, 0, 0 };
+	char *end;
+	int i;
+
+	if (!s || !*s)
+		return 0;
+	for (i = 0; i < 4; i++) {
+		errno = 0;
+		v[i] = strtoull(s, &end, 0);
+		if (errno || end == s || (*end && *end != ':'))
+			break;
+		s = *end ? end + 1 : end;
+		if (!*end) {
+			i++;
+			break;
+		}
+	}
+	if (i < 2 || *s || v[0] > 0xffffffffull) {
+		probe_msg("PROBE_EVENT_ATTR='%.64s' is not TYPE:CONFIG[:CONFIG1:CONFIG2]; "
+			  "using cpu-clock", getenv("PROBE_EVENT_ATTR"));
+		return 1;
+	}
+	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", name);
+	probe_cfg.type = (uint32_t)v[0];
+	probe_cfg.config = v[1];
+	probe_cfg.config1 = v[2];
+	probe_cfg.config2 = v[3];
+	return 1;
+}
+
+static void read_record_opts(void)
+{
+	const char *s = getenv("PROBE_EVENT_MODIFIER");
+	uint64_t v;
+	char pid[24];
+
+	if (s && *s) {
+		if (strcmp(s, "u") == 0)
+			probe_cfg.modifier = PROBE_MOD_USER;
+		else if (strcmp(s, "k") == 0)
+			probe_cfg.modifier = PROBE_MOD_KERNEL;
+		else if (strcmp(s, "uk") == 0 || strcmp(s, "ku") == 0)
+			probe_cfg.modifier = PROBE_MOD_USER | PROBE_MOD_KERNEL;
+		else
+			probe_msg("PROBE_EVENT_MODIFIER='%.32s' is not u, k or uk; "
+				  "ignoring it", s);
+		if (probe_cfg.modifier)
+			probe_cfg.kernel = !!(probe_cfg.modifier & PROBE_MOD_KERNEL);
+	}
+	s = getenv("PROBE_RING_PAGES");
+	if (s && *s) {
+		v = parse_u64(s);
+		if (v && !(v & (v - 1)) && v <= (1u << 20))
+			probe_cfg.ring_pages = (unsigned)v;
+		else
+			probe_msg("PROBE_RING_PAGES='%.32s' is not a power of two from 1 "
+				  "to 1048576; using 1", s);
+	}
+	s = getenv("PROBE_NO_INHERIT");
+	if (s && *s && strcmp(s, "0") != 0) {
+		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		if (strcmp(s, "1") == 0) {
+			probe_cfg.no_inherit = 1;
+			setenv("PROBE_NO_INHERIT", pid, 1);
+		} else {
+			probe_cfg.no_inherit = 1;
+			probe_cfg.not_ours = strcmp(s, pid) != 0;
+		}
+	}
+}
+
 /* SIGNAL CONTEXT safe. */
 int probe_signal_from_event(int sig, const siginfo_t *si)
 {
@@ -273,6 +364,7 @@ void probe_config_read(void)
 	read_rate();
 	read_signal();
 	read_kernel();
+	read_record_opts();
 	s = getenv("PROBE_TIMER");
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_HANDLER_STATS");

@@ -588,8 +588,8 @@ int probe_conn_after_fork_child(void)
 		probe_fd_disown(conn_fd);
 		conn_fd = -1;
 	}
-	if (broken || !conn_path[0])
-		return -1;
+	if (broken || !conn_path[0] || probe_cfg.no_inherit)
+		return -1;      /* no_inherit: a fork child is not profiled */
 	fd = connect_socket(conn_path, &err);
 	if (fd < 0) {
 		broken = 1;

@@ -84,6 +84,12 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 			   PERF_SAMPLE_PERIOD;
 	attr.disabled = 1;
 	attr.exclude_kernel = !probe_cfg.kernel;
+	if (probe_cfg.modifier) {       /* -e EVENT:u / :k / :uk wins */
+		attr.exclude_user = !(probe_cfg.modifier & PROBE_MOD_USER);
+		attr.exclude_kernel = !(probe_cfg.modifier & PROBE_MOD_KERNEL);
+	}
+	attr.config1 = probe_cfg.config1;
+	attr.config2 = probe_cfg.config2;
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
@@ -100,7 +106,8 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	*step = "perf_event_open";
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel &&
+	    !probe_cfg.modifier) {
 		/* Kernel samples not allowed after all: user space, as perf :u. */
 		probe_cfg.kernel = 0;
 		attr.exclude_kernel = 1;
@@ -110,8 +117,9 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	if (fd < 0)
 		return -errno;
 
-	/* The biggest ring the locked-memory budget allows. */
-	for (pages = RING_DATA_PAGES;; pages = 0) {
+	/* The biggest ring the locked-memory budget allows (-m: asked for). */
+	for (pages = probe_cfg.ring_pages ? probe_cfg.ring_pages : RING_DATA_PAGES;;
+	     pages = pages > RING_DATA_PAGES ? RING_DATA_PAGES : 0) {
 		len = (size_t)page * (1 + pages);
 		ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (ring != MAP_FAILED)

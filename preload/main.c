@@ -314,6 +314,8 @@ static void probe_init(void)
 	probe_loader_init();
 	if (probe_thread_init() < 0)
 		goto out;
+	if (probe_cfg.not_ours)
+		goto out;       /* --no-inherit: a descendant of the profiled process */
 	probe_proc_read();
 	if (probe_arena_create() < 0 || probe_conn_open() < 0)
 		goto out;

@@ -93,7 +93,16 @@ struct probe_config {
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 	int handler_stats;      /* PROBE_HANDLER_STATS=1: time the handler */
 	int unwind;             /* PROBE_UNWIND: PROBE_UNWIND_* */
+	/* probe record's perf spellings (config.c: read_record_opts) */
+	uint64_t config1, config2;      /* PROBE_EVENT_ATTR */
+	int modifier;           /* PROBE_EVENT_MODIFIER: PROBE_MOD_*; 0: unset */
+	unsigned ring_pages;    /* PROBE_RING_PAGES: data pages; 0: default */
+	int no_inherit;         /* PROBE_NO_INHERIT: this process alone */
+	int not_ours;           /* PROBE_NO_INHERIT of another process: stay out */
 };
+
+#define PROBE_MOD_USER 1
+#define PROBE_MOD_KERNEL 2
 
 extern struct probe_config probe_cfg;
 

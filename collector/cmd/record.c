@@ -64,6 +64,10 @@ struct record_opts {
 	struct sampling smp;    /* -e, -F, -c */
 	int quiet;
 	int serve;              /* --serve: libprobe started us (see serve()) */
+	const char *callgraph;  /* -g / --call-graph: accepted, said once */
+	uint64_t delay_ms;      /* -D: samples of the first MSECS dropped */
+	int no_inherit;         /* --no-inherit: the command's process alone */
+	unsigned ring_pages;    /* -m: libprobe's perf ring, data pages */
 	char **argv;
 };
 
@@ -115,21 +119,31 @@ static char tag_listen, tag_signal;
 void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-q] -- CMD [ARG...]\n"
+		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS] [-m PAGES]\n"
+		"                    [--no-inherit] [-g] [-q] -- CMD [ARG...]\n"
 		"\n"
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
 		"threads spend their time (every process it starts included).\n"
 		"\n"
 		"  -o, --output FILE   the recording (default probe.data; an existing one\n"
 		"                      becomes FILE.old)\n"
-		"  -e, --event EVENT   what to sample (default cpu-clock): %s\n"
+		"  -e, --event EVENT   what to sample (default cpu-clock): a name 'probe list'\n"
+		"                      shows (task-clock, page-faults, cycles...), rNNN or\n"
+		"                      PMU/TERM=VALUE,.../; EVENT:u user space only, :k\n"
+		"                      kernel only, :uk both; one event per run\n"
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
+		"  -D, --delay MSECS   drop the samples of the first MSECS milliseconds\n"
+		"  -m, --mmap-pages N  each thread's perf ring: N data pages, a power of two\n"
+		"                      (or a size: 64K, 1M), default 1\n"
+		"      --no-inherit    profile the command's process only, not its children\n"
+		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
+		"                      records whole stacks with its own DWARF unwinder\n"
 		"  -q, --quiet         no summary\n"
 		"  -h, --help          this help\n"
 		"\n"
 		"probe exits with CMD's exit status.  Show the result with probe report.\n",
-		event_list(), PROBE_DEFAULT_FREQ);
+		PROBE_DEFAULT_FREQ);
 }
 
 #define usage_error(...) cmd_usage_error("record", __VA_ARGS__)
@@ -639,6 +653,13 @@ static void summary(struct recorder *r, int write_failed)
 		  r->ntids, r->ntids == 1 ? "" : "s", secs,
 		  write_failed ? "FAILED to write" : "wrote", r->o->output, size, per);
 	free(per);
+	if (r->o->delay_ms)
+		probe_err("-D %" PRIu64 ": dropped the %" PRIu64 " sample%s taken in the first "
+			  "%" PRIu64 " ms", r->o->delay_ms, r->in.dropped,
+			  r->in.dropped == 1 ? "" : "s", r->o->delay_ms);
+	if (r->o->no_inherit)
+		probe_err("--no-inherit: only the command's own process was profiled (and "
+			  "what it exec'd), not the processes it started");
 	if (r->nconnected == 0)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
@@ -697,6 +718,45 @@ static void write_info(struct recfile *out, int argc, char **argv)
 
 /* ---- the command ---------------------------------------------------- */
 
+/* -m N or -m SIZE (64K, 1M...), as perf takes them: a power of two of pages. */
+static int ring_size(const char *arg, unsigned *pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	int bad = errno || end == arg || *arg == '-' || *arg == '+';
+	if (!bad && *end) {
+		unsigned long long mul = 0;
+		switch (*end) {
+		case 'B': case 'b': mul = 1; break;
+		case 'K': case 'k': mul = 1ull << 10; break;
+		case 'M': case 'm': mul = 1ull << 20; break;
+		case 'G': case 'g': mul = 1ull << 30; break;
+		}
+		if (!mul || end[1] || v > (1ull << 40) / mul)
+			bad = 1;
+		else if ((v * mul) % (unsigned long long)page) {
+			usage_error("-m %s: %llu bytes is not a whole number of %ld-byte pages",
+				    arg, v * mul, page);
+			return -1;
+		} else
+			v = v * mul / (unsigned long long)page;
+	}
+	if (bad || v == 0) {
+		usage_error("-m %s: give the ring size in pages (a power of two) or in "
+			    "bytes with a unit (64K, 1M)", arg);
+		return -1;
+	}
+	if (v & (v - 1) || v > (1u << 20)) {
+		usage_error("-m %s: the ring size must be a power of two of pages, from 1 "
+			    "to 1048576, as perf takes it (%llu pages is not)", arg, v);
+		return -1;
+	}
+	*pages = (unsigned)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -707,6 +767,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "serve", no_argument, NULL, 'S' },
+		{ "call-graph", required_argument, NULL, 'G' },
+		{ "delay", required_argument, NULL, 'D' },
+		{ "no-inherit", no_argument, NULL, 'I' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -715,7 +779,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	opterr = 0;
 	optind = 1;
 	/* "+": the command's own options are not ours, even without "--". */
-	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qhgD:m:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -733,6 +797,30 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'S':
 			o->serve = 1;
+			break;
+		case 'g':
+			o->callgraph = "-g";
+			break;
+		case 'G':
+			if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "lbr") != 0 &&
+			    strcmp(optarg, "dwarf") != 0 && strncmp(optarg, "dwarf,", 6) != 0)
+				return usage_error("--call-graph %s: perf's modes are fp, dwarf[,SIZE] "
+						   "and lbr (probe takes any: it always unwinds with "
+						   "DWARF)", optarg);
+			o->callgraph = "--call-graph";
+			break;
+		case 'D':
+			if (parse_u64(optarg, &o->delay_ms) < 0 || o->delay_ms > 86400000)
+				return usage_error("-D %s: the delay must be a whole number of "
+						   "milliseconds from 0 to 86400000 (perf's -1, start "
+						   "disabled, is not supported)", optarg);
+			break;
+		case 'I':
+			o->no_inherit = 1;
+			break;
+		case 'm':
+			if (ring_size(optarg, &o->ring_pages) < 0)
+				return 2;
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -893,9 +981,15 @@ int cmd_record(int argc, char **argv)
 		goto out_mask;
 	}
 
-	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value };
+	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value,
+				     &o.smp.ev, o.ring_pages, o.no_inherit };
 	env = child_environ(&cs);
+	if (o.callgraph && !o.quiet)
+		probe_warn("%s: call stacks are always recorded, by probe's own DWARF "
+			   "unwinder (no frame pointers needed); nothing to change", o.callgraph);
 	r.t_start = now_ns();
+	if (o.delay_ms)
+		r.in.drop_before_ns = r.t_start + o.delay_ms * 1000000ull;
 	/* The command's orphans become ours: see child_reap(). */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	r.child = spawn(o.argv, env, &old, &rc);
@@ -905,7 +999,8 @@ int cmd_record(int argc, char **argv)
 		goto out_mask;
 	}
 	ingest_raise_nofile();  /* after the fork: the command keeps its own limit */
-	r.unseen = (struct unseen){ .root = getpid(), .ctx = &r,
+	/* --no-inherit: descendants that never connect are meant not to. */
+	r.unseen = (struct unseen){ .root = o.no_inherit ? 0 : getpid(), .ctx = &r,
 				    .state = unseen_state, .found = unseen_found,
 				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
 	run_loop(&r);

@@ -442,7 +442,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		return 2;
 	o->argv = optind < argc ? argv + optind : NULL;
 	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
-			   strcmp(o->smp.event, "cpu-clock") != 0))
+			   strcmp(o->smp.event, "cpu-clock") != 0 || o->smp.ev.modifier[0]))
 		return usage_error("-e, -F and -c apply to a command probe top runs; without "
 				   "one, set PROBE_EVENT/PROBE_FREQ for the programs you start");
 	return -1;
@@ -570,7 +570,8 @@ int cmd_top(int argc, char **argv)
 
 	t.t_start = t.last_tick = now_ns();
 	if (o.argv) {
-		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value };
+		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
+					     &o.smp.ev, 0, 0 };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {

@@ -256,6 +256,11 @@ static void drain_ring(struct ingest *in, struct ingest_conn *c,
 		}
 		if (r.time >= until)
 			break;
+		if (r.time < in->drop_before_ns) {     /* record -D */
+			in->dropped++;
+			tail += len;
+			continue;
+		}
 		if (b.count && (r.time < b.base || b.w.len > BATCH))
 			batch_end(in, c, &b);
 		if (!b.count)

@@ -105,6 +105,8 @@ struct ingest {
 	uint64_t accepted;
 	uint64_t last_poll;
 	int learning;           /* rules were asked for at the last poll */
+	uint64_t drop_before_ns;        /* record -D: samples before this (monotonic) */
+	uint64_t dropped;               /* ... dropped so far */
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		      const uint8_t *f, size_t len);

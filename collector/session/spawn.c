@@ -83,7 +83,7 @@ char **child_environ(const struct child_settings *s)
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **env = xcalloc(n + 6, sizeof(*env));
+	char **env = xcalloc(n + 10, sizeof(*env));
 	size_t k = 0;
 	const char *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -93,7 +93,9 @@ char **child_environ(const struct child_settings *s)
 			continue;
 		}
 		if (env_is(e, "PROBE_SOCKET") || env_is(e, "PROBE_EVENT") ||
-		    env_is(e, "PROBE_FREQ") || env_is(e, "PROBE_PERIOD"))
+		    env_is(e, "PROBE_FREQ") || env_is(e, "PROBE_PERIOD") ||
+		    env_is(e, "PROBE_EVENT_ATTR") || env_is(e, "PROBE_EVENT_MODIFIER") ||
+		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT"))
 			continue;
 		env[k++] = xstrdup(e);
 	}
@@ -105,6 +107,16 @@ char **child_environ(const struct child_settings *s)
 	env[k++] = xasprintf("PROBE_EVENT=%s", s->event);
 	env[k++] = xasprintf("%s=%" PRIu64, s->use_period ? "PROBE_PERIOD" : "PROBE_FREQ",
 			     s->value);
+	if (s->ev && s->ev->has_attr)
+		env[k++] = xasprintf("PROBE_EVENT_ATTR=%" PRIu32 ":0x%" PRIx64 ":0x%" PRIx64
+				     ":0x%" PRIx64, s->ev->type, s->ev->config,
+				     s->ev->config1, s->ev->config2);
+	if (s->ev && s->ev->modifier[0])
+		env[k++] = xasprintf("PROBE_EVENT_MODIFIER=%s", s->ev->modifier);
+	if (s->ring_pages)
+		env[k++] = xasprintf("PROBE_RING_PAGES=%u", s->ring_pages);
+	if (s->no_inherit)
+		env[k++] = xstrdup("PROBE_NO_INHERIT=1");
 	env[k] = NULL;
 	return env;
 }

@@ -9,7 +9,10 @@
  *     absolute malloc'd path, or NULL after one message.
  *   - child_environ(): our environment with LD_PRELOAD = libprobe first
  *     (before any existing entries, space-separated), PROBE_SOCKET,
- *     PROBE_EVENT and exactly one of PROBE_FREQ / PROBE_PERIOD.
+ *     PROBE_EVENT and exactly one of PROBE_FREQ / PROBE_PERIOD; when set,
+ *     PROBE_EVENT_ATTR (raw and PMU events), PROBE_EVENT_MODIFIER (u, k,
+ *     uk), PROBE_RING_PAGES (-m) and PROBE_NO_INHERIT=1 (--no-inherit);
+ *     inherited values of all of these are dropped.
  *   - spawn(): fork, restore the signal mask, exec argv (PATH search).  If
  *     the exec fails the child reports errno through a close-on-exec pipe,
  *     and spawn prints a shell-like message and returns -1 with *status set
@@ -22,10 +25,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "events.h"
+
 struct child_settings {
 	const char *libprobe, *socket, *event;
 	int use_period;         /* 1: value is PROBE_PERIOD, 0: PROBE_FREQ */
 	uint64_t value;
+	const struct event_spec *ev;    /* attr, modifier; NULL: none */
+	unsigned ring_pages;            /* 0: libprobe's default */
+	int no_inherit;
 };
 
 char *find_libprobe(void);
