@@ -427,11 +427,27 @@ static void child_reap(struct recorder *r)
 	}
 }
 
+/*
+ * Before reaping: every connection waiting to be accepted, and what every
+ * connection holds.  A process that ended at once (a raw exit_group) sent
+ * its HELLO first, but it may still sit in the backlog: reaped() needs its
+ * entry to keep the status wait() gives.
+ */
+static void read_all(struct recorder *r)
+{
+	ingest_accept_all(&r->in);
+	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
+		if (!c->dead && !c->orphan)
+			ingest_read(&r->in, c);
+	ingest_free_dead(&r->in);
+}
+
 static void on_signal(struct recorder *r)
 {
 	struct signalfd_siginfo si;
 	while (read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
+			read_all(r);
 			child_reap(r);
 			continue;
 		}
