@@ -31,8 +31,8 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 	# with env -i they are named by the collector.
 	printf '#include <unistd.h>\n#include <sys/wait.h>\nint main(int c, char **v) { pid_t p = fork(); int st; if (!p) { execv(v[1], v + 1); _exit(127); } waitpid(p, &st, 0); return WEXITSTATUS(st); }\n' >"$T/stsp.c"
 	gcc -static -O1 -o "$T/st_spawn" "$T/stsp.c" &&
-		"$PROBE" record -o "$T/st4.probe" -- sh -c "$T/st_spawn /bin/sleep 0.6; env -i $T/st_spawn /bin/sleep 0.6" >/dev/null 2>"$T/err"
-	grep -q "^probe:   pid [0-9]* (parent [0-9]*) sleep: /bin/sleep 0.6: 0 samples, 1 thread, exit 0" "$T/err" &&
+		"$PROBE" record -o "$T/st4.probe" -- sh -c "$T/st_spawn /bin/sleep 1.5; env -i $T/st_spawn /bin/sleep 1.5" >/dev/null 2>"$T/err"
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) sleep: /bin/sleep 1.5: 0 samples, 1 thread, exit 0" "$T/err" &&
 		[ "$(grep -c 'st_spawn, not profiled: it is statically linked' "$T/err")" = 1 ]
 	ok $? "a static program's child with LD_PRELOAD is profiled, the static one named"
 	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
@@ -46,10 +46,10 @@ fi
 # Raw system calls libprobe cannot interpose: the collector sees them.
 printf '#define _GNU_SOURCE\n#include <unistd.h>\n#include <sys/syscall.h>\n#include <sys/wait.h>\nstatic void go(char **av) { char *env[] = { "PATH=/usr/bin:/bin", 0 }; syscall(SYS_execve, av[0], av, env); _exit(127); }\nint main(int c, char **v) { if (c < 3) return 2; if (v[1][0] == 0x73) go(v + 2); pid_t p = syscall(SYS_fork); if (p == 0) go(v + 2); int st; waitpid(p, &st, 0); return WEXITSTATUS(st); }\n' >"$T/rawexec.c"
 gcc -O1 -o "$T/rawexec" "$T/rawexec.c"
-"$PROBE" record -o "$T/raw1.probe" -- "$T/rawexec" self /bin/sleep 0.6 >/dev/null 2>"$T/err"
+"$PROBE" record -o "$T/raw1.probe" -- "$T/rawexec" self /bin/sleep 1.5 >/dev/null 2>"$T/err"
 grep -q "^probe:   pid [0-9]* then ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
 ok $? "a raw execve system call into an unprofiled program is named: $(grep 'then ran' "$T/err")"
-"$PROBE" record -o "$T/raw2.probe" -- "$T/rawexec" child /bin/sleep 0.6 >/dev/null 2>"$T/err"
+"$PROBE" record -o "$T/raw2.probe" -- "$T/rawexec" child /bin/sleep 1.5 >/dev/null 2>"$T/err"
 grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran /usr/bin/sleep, not profiled: its environment has no LD_PRELOAD" "$T/err"
 ok $? "a raw fork's child that execs an unprofiled program is named: $(grep 'ran /usr/bin/sleep' "$T/err")"
 

@@ -20,7 +20,8 @@
  *     profiled).
  *   - A scan reads one small file per process on the machine (about 0.8 ms
  *     for 65 processes here); unseen_due() spaces scans UNSEEN_SCAN_MS
- *     apart, or further so that they take under 1 % of a CPU.
+ *     apart, or further so that they take under 1 % of a CPU (their CPU
+ *     time: a loaded machine that descheduled a scan does not space them).
  */
 #ifndef PROBE_UNSEEN_H
 #define PROBE_UNSEEN_H
