@@ -87,7 +87,7 @@ void probe_cfi_note(const uint64_t *frames, int n)
 }
 
 int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
-		   uint64_t *buf, int max)
+		   uint64_t *buf, int max, int *partial)
 {
 	const ucontext_t *uc = ucv;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -105,23 +105,23 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 		buf[n++] = rip;
 		if (!lookup(key, &rule)) {
 			want(key);
-			return 0;
+			goto stop;
 		}
 		unsigned kind = rule & 15;
 		if (kind == PROBE_RULE_LAST)
 			return n;
 		if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP)
-			return 0;
+			goto stop;
 		uint64_t cfa = (kind == PROBE_RULE_RSP ? rsp : rbp) +
 			       (uint64_t)(int64_t)(int32_t)(rule >> 32);
 		/* Callers' frames are above: strictly up the stack, in it. */
 		if (cfa < rsp + 8 || cfa > hi || (cfa & 7))
-			return 0;
+			goto stop;
 		uint64_t ra = *(const uint64_t *)(cfa - 8);
 		if (rule & 16) {
 			uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
 			if (at < rsp || at + 8 > hi)
-				return 0;
+				goto stop;
 			rbp = *(const uint64_t *)at;
 		}
 		rsp = cfa;
@@ -129,6 +129,12 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 		if (rip == 0)
 			return n;
 	}
+	return n;
+stop:
+	/* The walk ends here: the frames so far stand only where allowed. */
+	if (!partial)
+		return 0;
+	*partial = 1;
 	return n;
 }
 
