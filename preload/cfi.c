@@ -34,6 +34,7 @@
  * reader loads the key (acquire), the rule, and the key again: the rule is
  * used only if the key did not change.
  */
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
@@ -86,6 +87,15 @@ void probe_cfi_note(const uint64_t *frames, int n)
 	}
 }
 
+/* Is ra a return address the real dlopen was entered with (loader.c)? */
+static int is_gadget(uint64_t ra)
+{
+	for (int i = 0; i < PROBE_GADGETS; i++)
+		if (probe_gadgets[i] && probe_gadgets[i] == ra)
+			return 1;
+	return 0;
+}
+
 int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 		   uint64_t *buf, int max, int *partial)
 {
@@ -99,6 +109,14 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 	if (!probe_arena || !hi || rsp < t->stack_lo || rsp >= hi)
 		return 0;               /* another stack (sigaltstack, fibers) */
 	while (n < max) {
+		if (partial && n && is_gadget(rip)) {
+			/* dlopen's return to a "ret" (loader.c): pop as it does. */
+			if (rsp + 8 > hi)
+				goto stop;
+			rip = *(const uint64_t *)rsp;
+			rsp += 8;
+			continue;
+		}
 		/* A return address: the call is the instruction before it. */
 		uint64_t key = n ? rip - 1 : rip;
 
@@ -141,9 +159,51 @@ stop:
 /* ---- normal context ------------------------------------------------------ */
 
 /*
+ * The code of the objects loaded before us (the program and its
+ * dependencies, LD_PRELOADs, the loader): dlclose never unloads them, so
+ * their rules stay (a program that dlopens and dlcloses in a loop would
+ * otherwise lose the loader's and libc's rules at every dlclose, and its
+ * samples in the loader their callers).
+ */
+#define KEEP_MAX 64
+static struct { uint64_t lo, hi; } keep[KEEP_MAX];
+static int nkeep;
+
+static int keep_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum && nkeep < KEEP_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			keep[nkeep].lo = info->dlpi_addr + ph->p_vaddr;
+			keep[nkeep].hi = keep[nkeep].lo + ph->p_memsz;
+			nkeep++;
+		}
+	}
+	return 0;
+}
+
+void probe_cfi_keep_init(void)
+{
+	if (nkeep == 0)
+		dl_iterate_phdr(keep_one, NULL);
+}
+
+static int kept(uint64_t key)
+{
+	for (int i = 0; i < nkeep; i++)
+		if (key >= keep[i].lo && key < keep[i].hi)
+			return 1;
+	return 0;
+}
+
+/*
  * dlclose: code may be gone, and other code come to its addresses.  The
  * epoch first, so that the collector does not write back a rule it learned
- * for the old code (it checks the epoch before it publishes).
+ * for the old code (it checks the epoch before it publishes).  Rules of
+ * the objects loaded at start stay.
  */
 void probe_cfi_flush(void)
 {
@@ -153,6 +213,12 @@ void probe_cfi_flush(void)
 		return;
 	__atomic_add_fetch(&a->rules_epoch, 1, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < PROBE_RULE_SETS; i++)
-		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++)
-			__atomic_store_n(&a->rules[i][w].key, 0, __ATOMIC_RELEASE);
+		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++) {
+			uint64_t k = __atomic_load_n(&a->rules[i][w].key,
+						     __ATOMIC_ACQUIRE);
+
+			if (k && !kept(k))
+				__atomic_store_n(&a->rules[i][w].key, 0,
+						 __ATOMIC_RELEASE);
+		}
 }

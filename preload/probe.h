@@ -280,7 +280,10 @@ int probe_cfi_walk(const struct probe_thread *t, const void *uc,
 		   uint64_t *buf, int max, int *partial);
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
-void probe_cfi_flush(void);             /* dlclose: forget every rule */
+/* dlclose: forget every rule but those of the objects loaded at start. */
+void probe_cfi_flush(void);
+/* Constructor: note the code of the objects loaded at start (never unloaded). */
+void probe_cfi_keep_init(void);
 /* PROBE_UNWIND: 0 cfi then libunwind (default), 1 libunwind only, 2 check */
 enum { PROBE_UNWIND_FAST, PROBE_UNWIND_LIBUNWIND, PROBE_UNWIND_CHECK };
 
@@ -378,6 +381,13 @@ size_t probe_read_file(const char *path, char *out, size_t cap);
 /* ---- loader.c ----------------------------------------------------------- */
 
 extern __thread int probe_in_loader;   /* depth of dlopen/dlclose on this thread */
+/*
+ * The return addresses the real dlopen was entered with (loader.c: a "ret"
+ * byte in the caller's code), by dlopen depth; 0: none.  cfi.c steps over
+ * such a frame as the ret does (SIGNAL CONTEXT reads them).
+ */
+#define PROBE_GADGETS 4
+extern __thread uintptr_t probe_gadgets[PROBE_GADGETS];
 void probe_loader_init(void);
 void *probe_real_dlopen(const char *file, int mode);
 
