@@ -284,7 +284,9 @@ static int keep_one(struct dl_phdr_info *info, size_t size, void *arg)
 	for (int i = 0; i < info->dlpi_phnum && nkeep < KEEP_MAX; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+		/* Readable too: scan_return reads the code's bytes. */
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    (ph->p_flags & PF_R)) {
 			keep[nkeep].lo = info->dlpi_addr + ph->p_vaddr;
 			keep[nkeep].hi = keep[nkeep].lo + ph->p_memsz;
 			keep[nkeep].ehf = ehf;
