@@ -10,7 +10,9 @@
 [ "$(id -u)" -eq 0 ] || skip_all "kernel samples are compared as root (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 plan 12
 
-DD="dd if=/dev/zero of=/dev/null bs=512 count=1500000"
+# About 1.8 s at 1999 Hz: ~3,600 samples each, so that two runs differ by
+# less than a point (one sigma) by chance.
+DD="dd if=/dev/zero of=/dev/null bs=512 count=2500000"
 
 # kernel_share REPORT: the Self% of every row in a kernel module.
 kernel_share() {
@@ -18,7 +20,7 @@ kernel_share() {
 		END { printf "%.1f\n", s }' "$1"
 }
 
-"$PROBE" record -q -F 999 -o "$T/dd.probe" -- $DD >/dev/null 2>"$T/dd.err"
+"$PROBE" record -q -F 1999 -o "$T/dd.probe" -- $DD >/dev/null 2>"$T/dd.err"
 is "$?" 0 "probe record dd (no PROBE_KERNEL) exits 0"
 "$PROBE" report "$T/dd.probe" >"$T/dd.rep" 2>&1
 grep -q '^# kernel: included$' "$T/dd.rep"; ok $? "the header says kernel time is included"
@@ -31,7 +33,7 @@ ok $? "kernel frames sit on their callers (read/write, main)"
 
 if ! command -v perf >/dev/null 2>&1; then
 	skip "no perf here to compare with"; skip "no perf"; skip "no perf"
-elif ! perf record -q -F 999 -g -o "$T/perf.data" -- $DD >/dev/null 2>"$T/perf.err"; then
+elif ! perf record -q -F 1999 -g -o "$T/perf.data" -- $DD >/dev/null 2>"$T/perf.err"; then
 	skip "perf cannot record here: $(head -n1 "$T/perf.err")"; skip "no perf"; skip "no perf"
 else
 	perf report -i "$T/perf.data" --stdio --no-children --sort dso -g none 2>/dev/null |
@@ -39,13 +41,14 @@ else
 			END { printf "%.1f\n", s }' >"$T/perf.k"
 	f=$(cat "$T/perf.k")
 	within "$p" "$f" 3; ok $? "kernel share: probe $p %, perf $f % (within 3 points)"
-	# perf's three hottest kernel functions are among probe's five.
+	# perf's three hottest kernel functions are among probe's six (the
+	# third and the next ones are a point or so apart).
 	perf report -i "$T/perf.data" --stdio --no-children --sort sym -g none 2>/dev/null |
 		awk '$2 == "[k]" { print $3 }' | head -n 3 >"$T/perf.top"
-	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" { print $4 }' "$T/dd.rep" | head -n 5 >"$T/probe.top"
+	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" { print $4 }' "$T/dd.rep" | head -n 6 >"$T/probe.top"
 	miss=$(grep -vxF -f "$T/probe.top" "$T/perf.top" | tr '\n' ' ')
 	[ -s "$T/perf.top" ] && [ -z "$miss" ]
-	ok $? "perf's top kernel functions ($(tr '\n' ' ' <"$T/perf.top")) are in probe's top five ($(tr '\n' ' ' <"$T/probe.top"))${miss:+; missing: $miss}"
+	ok $? "perf's top kernel functions ($(tr '\n' ' ' <"$T/perf.top")) are in probe's top six ($(tr '\n' ' ' <"$T/probe.top"))${miss:+; missing: $miss}"
 	grep -qx 'read_zero' "$T/probe.top"; ok $? "read_zero is named"
 fi
 
