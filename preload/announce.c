@@ -106,6 +106,19 @@ static int send_hello(void)
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
 	}
 	probe_frame_end(&w, at);
+	if (w.ok) {
+		unsigned fl = PROBE_HELLO_KSTATE;
+
+		if (probe_mode == PROBE_MODE_TIMER)
+			fl |= PROBE_HELLO_KWHY_TIMER << PROBE_HELLO_KWHY_SHIFT;
+		else if (probe_cfg.kernel)
+			fl |= PROBE_HELLO_KERNEL;
+		else
+			fl |= ((unsigned)probe_cfg.kernel_why << PROBE_HELLO_KWHY_SHIFT) &
+			      PROBE_HELLO_KWHY_MASK;
+		w.p[at + 6] = (uint8_t)fl;      /* the frame's u16 flags */
+		w.p[at + 7] = (uint8_t)(fl >> 8);
+	}
 	r = w.ok ? probe_conn_send_fd(w.p, w.len, probe_arena_fd_ok()) : -1;
 	free(b);
 	return r;

@@ -34,6 +34,7 @@
  * reader loads the key (acquire), the rule, and the key again: the rule is
  * used only if the key did not change.
  */
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
@@ -43,7 +44,100 @@
 #define WAYS PROBE_RULE_WAYS            /* one 64-byte line per set */
 #define SETS PROBE_RULE_SETS            /* 64 KiB in all */
 
+/*
+ * The code of the objects loaded before us (the program and its
+ * dependencies, LD_PRELOADs, the loader): dlclose never unloads them
+ * (probe_cfi_keep_init, in the constructor; read-only afterwards).
+ */
+#define KEEP_MAX 64
+static struct {
+	uint64_t lo, hi;                /* an executable segment */
+	const uint8_t *ehf;             /* its object's .eh_frame_hdr, or NULL */
+} keep[KEEP_MAX];
+static int nkeep;
+
 /* ---- SIGNAL CONTEXT ------------------------------------------------------ */
+
+/* Is key in the code of an object loaded at start (mapped for good)? */
+static int kept(uint64_t key)
+{
+	for (int i = 0; i < nkeep; i++)
+		if (key >= keep[i].lo && key < keep[i].hi)
+			return 1;
+	return 0;
+}
+
+/*
+ * The start of the function containing pc, from the .eh_frame_hdr search
+ * table of its object (loaded at start: mapped for good), or 0.  Only the
+ * usual encoding (a table of datarel sdata4 pairs) is read.
+ */
+static uint64_t function_start(uint64_t pc)
+{
+	const uint8_t *h = NULL;
+
+	for (int i = 0; i < nkeep; i++)
+		if (pc >= keep[i].lo && pc < keep[i].hi)
+			h = keep[i].ehf;
+	if (!h || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	uint32_t count;
+	memcpy(&count, h + 8, sizeof count);
+	const uint8_t *tab = h + 12;
+	uint64_t lo = 0, hi = count, start = 0;
+	while (lo < hi) {               /* the last entry at or below pc */
+		uint64_t mid = lo + (hi - lo) / 2;
+		int32_t loc;
+
+		memcpy(&loc, tab + 8 * mid, sizeof loc);
+		uint64_t at = (uint64_t)(uintptr_t)h + (uint64_t)(int64_t)loc;
+		if (at <= pc) {
+			start = at;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return start;
+}
+
+/*
+ * In the loader only, for a frame whose rule is not cached (libunwind must
+ * not run there, and the loader's hot loops have more distinct addresses
+ * than the collector learns in a short run): find its return address on
+ * the stack, up from rsp.  Only where rip is in an object loaded at start: the first
+ * word w that follows a direct call (e8 rel32) in the code of such an
+ * object (mapped for good: its bytes can be read here) whose target is the
+ * start of rip's function (its .eh_frame_hdr says where): the call that
+ * entered it.  A stale return address of an earlier call to the same
+ * function could pass (rare: it would have to lie in the frame itself).
+ * Returns the word's address, or 0.
+ */
+#define SCAN_BYTES 1024
+#define SCANS_MAX 4                     /* frames found this way, a walk */
+
+static uint64_t scan_return(uint64_t rip, uint64_t rsp, uint64_t hi)
+{
+	uint64_t start = function_start(rip);
+
+	if (!start)
+		return 0;
+	for (uint64_t at = rsp; at + 8 <= hi && at < rsp + SCAN_BYTES; at += 8) {
+		uint64_t w = *(const uint64_t *)at;
+		int32_t rel;
+
+		if (w < 5 || !kept(w - 5) || !kept(w - 1))
+			continue;
+		const uint8_t *c = (const uint8_t *)(uintptr_t)(w - 5);
+		if (c[0] != 0xe8)
+			continue;
+		memcpy(&rel, c + 1, sizeof rel);
+		uint64_t target = w + (uint64_t)(int64_t)rel;
+		if (target == start)
+			return at;
+	}
+	return 0;
+}
 
 static int lookup(uint64_t key, uint64_t *rule)
 {
@@ -86,43 +180,72 @@ void probe_cfi_note(const uint64_t *frames, int n)
 	}
 }
 
+/* Is ra a return address the real dlopen was entered with (loader.c)? */
+static int is_gadget(uint64_t ra)
+{
+	for (int i = 0; i < PROBE_GADGETS; i++)
+		if (probe_gadgets[i] && probe_gadgets[i] == ra)
+			return 1;
+	return 0;
+}
+
 int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
-		   uint64_t *buf, int max)
+		   uint64_t *buf, int max, int *partial)
 {
 	const ucontext_t *uc = ucv;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	uint64_t rsp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 	uint64_t rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
 	uint64_t hi = t->stack_hi, rule;
-	int n = 0;
+	int n = 0, scans = 0, rbp_lost = 0;
 
 	if (!probe_arena || !hi || rsp < t->stack_lo || rsp >= hi)
 		return 0;               /* another stack (sigaltstack, fibers) */
 	while (n < max) {
+		if (partial && n && is_gadget(rip)) {
+			/* dlopen's return to a "ret" (loader.c): pop as it does. */
+			if (rsp + 8 > hi)
+				goto stop;
+			rip = *(const uint64_t *)rsp;
+			rsp += 8;
+			continue;
+		}
 		/* A return address: the call is the instruction before it. */
 		uint64_t key = n ? rip - 1 : rip;
 
 		buf[n++] = rip;
 		if (!lookup(key, &rule)) {
 			want(key);
-			return 0;
+			if (!partial || scans++ >= SCANS_MAX)
+				goto stop;
+			/* In the loader: find the frame's return address. */
+			uint64_t at = scan_return(rip, rsp, hi);
+			if (!at)
+				goto stop;
+			rip = *(const uint64_t *)at;
+			rsp = at + 8;
+			rbp_lost = 1;   /* the frame may have used rbp: unknown now */
+			continue;
 		}
 		unsigned kind = rule & 15;
 		if (kind == PROBE_RULE_LAST)
 			return n;
 		if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP)
-			return 0;
+			goto stop;
+		if (kind == PROBE_RULE_RBP && rbp_lost)
+			goto stop;
 		uint64_t cfa = (kind == PROBE_RULE_RSP ? rsp : rbp) +
 			       (uint64_t)(int64_t)(int32_t)(rule >> 32);
 		/* Callers' frames are above: strictly up the stack, in it. */
 		if (cfa < rsp + 8 || cfa > hi || (cfa & 7))
-			return 0;
+			goto stop;
 		uint64_t ra = *(const uint64_t *)(cfa - 8);
 		if (rule & 16) {
 			uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
 			if (at < rsp || at + 8 > hi)
-				return 0;
+				goto stop;
 			rbp = *(const uint64_t *)at;
+			rbp_lost = 0;
 		}
 		rsp = cfa;
 		rip = ra;
@@ -130,14 +253,61 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 			return n;
 	}
 	return n;
+stop:
+	/* The walk ends here: the frames so far stand only where allowed. */
+	if (!partial)
+		return 0;
+	*partial = 1;
+	return n;
 }
 
 /* ---- normal context ------------------------------------------------------ */
 
 /*
+ * The code of the objects loaded before us (the program and its
+ * dependencies, LD_PRELOADs, the loader): dlclose never unloads them, so
+ * their rules stay (a program that dlopens and dlcloses in a loop would
+ * otherwise lose the loader's and libc's rules at every dlclose, and its
+ * samples in the loader their callers).
+ */
+
+static int keep_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const uint8_t *ehf = NULL;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			ehf = (const uint8_t *)(uintptr_t)(info->dlpi_addr +
+							   info->dlpi_phdr[i].p_vaddr);
+	for (int i = 0; i < info->dlpi_phnum && nkeep < KEEP_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		/* Readable too: scan_return reads the code's bytes. */
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    (ph->p_flags & PF_R)) {
+			keep[nkeep].lo = info->dlpi_addr + ph->p_vaddr;
+			keep[nkeep].hi = keep[nkeep].lo + ph->p_memsz;
+			keep[nkeep].ehf = ehf;
+			nkeep++;
+		}
+	}
+	return 0;
+}
+
+void probe_cfi_keep_init(void)
+{
+	if (nkeep == 0)
+		dl_iterate_phdr(keep_one, NULL);
+}
+
+
+/*
  * dlclose: code may be gone, and other code come to its addresses.  The
  * epoch first, so that the collector does not write back a rule it learned
- * for the old code (it checks the epoch before it publishes).
+ * for the old code (it checks the epoch before it publishes).  Rules of
+ * the objects loaded at start stay.
  */
 void probe_cfi_flush(void)
 {
@@ -147,6 +317,12 @@ void probe_cfi_flush(void)
 		return;
 	__atomic_add_fetch(&a->rules_epoch, 1, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < PROBE_RULE_SETS; i++)
-		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++)
-			__atomic_store_n(&a->rules[i][w].key, 0, __ATOMIC_RELEASE);
+		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++) {
+			uint64_t k = __atomic_load_n(&a->rules[i][w].key,
+						     __ATOMIC_ACQUIRE);
+
+			if (k && !kept(k))
+				__atomic_store_n(&a->rules[i][w].key, 0,
+						 __ATOMIC_RELEASE);
+		}
 }

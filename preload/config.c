@@ -16,15 +16,18 @@
  *                 unset: SIGTRAP from the kernel's perf sigtrap where it
  *                 has one and no debugger is attached (event.c says why),
  *                 else SIGRTMIN+6
- *   PROBE_KERNEL  1: sample kernel time too (where the user may: root, or
- *                 perf_event_paranoid <= 1); default 0, user space only.
- *                 A kernel-mode overflow raises the signal while the thread
- *                 is inside a system call, and calls that are never
- *                 restarted after a handler (poll, epoll_wait, nanosleep,
- *                 select...) then fail with EINTR: measured here, 60
- *                 nanosleep and 233 poll failures in 200k calls at 999 Hz.
- *                 User-space overflows are signalled on the way back to user
- *                 space, where no call can be interrupted.
+ *   PROBE_KERNEL  unset or 1: sample kernel time too wherever the user may
+ *                 (root, CAP_PERFMON, perf_event_paranoid <= 1), as perf
+ *                 does; where the kernel refuses it (EACCES/EPERM), user
+ *                 space only, silently (the recording says why: HELLO's
+ *                 flags).  0: user space only.  Samples arrive by sigtrap,
+ *                 as task work on the way back to user space, so an
+ *                 overflow in a system call breaks nothing: 0 EINTR from
+ *                 100,000 nanosleep and poll calls here (tests/86).  Under
+ *                 F_SETSIG (PROBE_SIGNAL, or no sigtrap) the signal
+ *                 interrupts the call (76 nanosleep and 35 poll EINTRs in
+ *                 100,000 at 999 Hz), so kernel time is then sampled only
+ *                 with PROBE_KERNEL=1.
  *   PROBE_TIMER   1: sample with per-thread CPU-time timers instead of perf
  *                 events (what happens anyway when perf_event_open is
  *                 refused); for testing the fallback
@@ -228,18 +231,24 @@ static void read_signal(void)
 		  probe_cfg.signo);
 }
 
-/* Kernel samples only when asked for (see the header: EINTR). */
+/* Kernel samples by default (see the header); the event decides later. */
 static void read_kernel(void)
 {
 	const char *s = getenv("PROBE_KERNEL");
 
-	probe_cfg.kernel = 0;
-	if (!s || !*s || strcmp(s, "0") == 0)
+	probe_cfg.kernel = 1;
+	probe_cfg.kernel_asked = 0;
+	probe_cfg.kernel_why = PROBE_HELLO_KWHY_NONE;
+	if (!s || !*s)
 		return;
 	if (strcmp(s, "1") == 0) {
-		probe_cfg.kernel = 1;
+		probe_cfg.kernel_asked = 1;
 		return;
 	}
+	probe_cfg.kernel = 0;
+	probe_cfg.kernel_why = PROBE_HELLO_KWHY_OFF;
+	if (strcmp(s, "0") == 0)
+		return;
 	probe_msg("PROBE_KERNEL='%.32s' is not 0 or 1; sampling user space only",
 		  s);
 }
@@ -296,8 +305,12 @@ static void read_record_opts(void)
 		else
 			probe_msg("PROBE_EVENT_MODIFIER='%.32s' is not u, k or uk; "
 				  "ignoring it", s);
-		if (probe_cfg.modifier)
+		if (probe_cfg.modifier) {
 			probe_cfg.kernel = !!(probe_cfg.modifier & PROBE_MOD_KERNEL);
+			probe_cfg.kernel_asked = probe_cfg.kernel;
+			probe_cfg.kernel_why = probe_cfg.kernel ? PROBE_HELLO_KWHY_NONE :
+					       PROBE_HELLO_KWHY_OFF;
+		}
 	}
 	s = getenv("PROBE_RING_PAGES");
 	if (s && *s) {

@@ -1,10 +1,13 @@
 /*
  * event.c - one perf event per thread, and the reader of its mmap ring.
  *
- * The event is opened for one tid (cpu = -1: wherever it runs), counts user
- * space only unless PROBE_KERNEL=1 (see config.c: EINTR), and signals that
- * very thread on every sample, so the handler runs on the stack it must
- * unwind.  Two ways, chosen once per process (probe_event_choose_signal):
+ * The event is opened for one tid (cpu = -1: wherever it runs), counts
+ * kernel time too where the user may (else user space only, silently; see
+ * config.c: PROBE_KERNEL), and signals that very thread on every sample, so
+ * the handler runs on the stack it must unwind.  With kernel time, each
+ * sample carries the kernel's part of the stack (PERF_SAMPLE_CALLCHAIN with
+ * exclude_callchain_user, at most PROBE_KSTACK_MAX entries): the kernel walks its
+ * own stack, the handler walks the user part.  Two ways, chosen once per process (probe_event_choose_signal):
  *
  *   - sigtrap (default where the kernel has it, 5.13+): the kernel sends
  *     SIGTRAP (si_code TRAP_PERF, si_perf_data = the thread's state) to the
@@ -83,6 +86,12 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_PERIOD;
 	attr.disabled = 1;
+	if (probe_cfg.kernel && !probe_cfg.trap && !probe_cfg.kernel_asked &&
+	    !probe_cfg.modifier) {
+		/* F_SETSIG: a kernel-mode overflow would break system calls. */
+		probe_cfg.kernel = 0;
+		probe_cfg.kernel_why = PROBE_HELLO_KWHY_SETSIG;
+	}
 	attr.exclude_kernel = !probe_cfg.kernel;
 	if (probe_cfg.modifier) {       /* -e EVENT:u / :k / :uk wins */
 		attr.exclude_user = !(probe_cfg.modifier & PROBE_MOD_USER);
@@ -90,6 +99,11 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	}
 	attr.config1 = probe_cfg.config1;
 	attr.config2 = probe_cfg.config2;
+	if (!attr.exclude_kernel) {
+		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr.exclude_callchain_user = 1;
+		attr.sample_max_stack = PROBE_KSTACK_MAX;
+	}
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
@@ -106,11 +120,21 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	*step = "perf_event_open";
 	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EOVERFLOW && attr.sample_max_stack) {
+		/* kernel.perf_event_max_stack is lower: take its default. */
+		attr.sample_max_stack = 0;
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
+				  PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel &&
 	    !probe_cfg.modifier) {
-		/* Kernel samples not allowed after all: user space, as perf :u. */
+		/* Kernel samples not allowed: user space, as perf :u, silently. */
 		probe_cfg.kernel = 0;
+		probe_cfg.kernel_why = PROBE_HELLO_KWHY_DENIED;
 		attr.exclude_kernel = 1;
+		attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		attr.exclude_callchain_user = 0;
+		attr.sample_max_stack = 0;
 		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 				  PERF_FLAG_FD_CLOEXEC);
 	}
@@ -149,6 +173,7 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 	t->ring = ring;
 	t->ring_len = len;
 	t->data_pages = pages;
+	t->kstack = (attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
 	t->fd = fd;
 	if (!ring)
 		probe_fd_own(fd);

@@ -20,9 +20,12 @@
  *     becomes one sample in the thread's arena slot; the one taken at the
  *     interrupted instruction (the ucontext's RIP) gets the unwound stack,
  *     others keep their IP only (counted as PROBE_LOST_UNWIND, "truncated"
- *     in the summaries, like samples taken while
- *     the thread is inside the dynamic loader, where unwinding could
- *     deadlock).  A thread without a ring (no locked memory left for one)
+ *     in the summaries).  A sample taken in the kernel carries the
+ *     kernel's own stack (its callchain, leaf first), and the user stack
+ *     walked from the ucontext follows it.  Inside the dynamic loader
+ *     (dlopen, dlclose, dl_iterate_phdr) only the cached frame rules walk
+ *     the stack (libunwind could deadlock there); where a rule is missing
+ *     the walk keeps what it reached (counted as truncated).  A thread without a ring (no locked memory left for one)
  *     takes its sample from the ucontext, weighted by the nominal period.
  *   - Ours, timer mode: one sample from the ucontext, weighted by the CPU
  *     time since the previous one; the timer is re-armed.
@@ -98,10 +101,11 @@ static void push(struct probe_thread *t, uint64_t time, uint64_t period,
 
 /*
  * The n frames unwound at stack + *first, or (n <= 0) the leaf alone,
- * counted as a stack not unwound.  Returns the frames to keep.
+ * counted as a stack not unwound; a walk that stopped early (in the loader)
+ * is kept, counted as truncated too.  Returns the frames to keep.
  */
 static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
-			 int n, uint64_t leaf)
+			 int n, uint64_t leaf, int partial)
 {
 	if (n <= 0) {
 		stack[0] = leaf;
@@ -109,6 +113,8 @@ static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
 		probe_lost(t, PROBE_LOST_UNWIND, 1);
 		return 1;
 	}
+	if (partial)
+		probe_lost(t, PROBE_LOST_UNWIND, 1);
 	if (probe_cfg.handler_stats) {
 		__atomic_add_fetch(&hstat_frames, (uint64_t)n, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&hstat_stacks, 1, __ATOMIC_RELAXED);
@@ -116,14 +122,44 @@ static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
 	return n;
 }
 
+/* The record of one sample: header, ip, pid|tid, time, period[, callchain]. */
+#define REC_WORDS (6 + PROBE_KSTACK_MAX + 8)
+
+/*
+ * A kernel sample's frames from its callchain (the kernel's stack, leaf
+ * first; PERF_CONTEXT_* markers are not addresses) into k, at most
+ * PROBE_KSTACK_MAX; at least the sampled IP.
+ */
+static int kernel_frames(const struct probe_thread *t, const uint64_t *w,
+			 size_t len, uint64_t *k)
+{
+	int nk = 0;
+
+	if (t->kstack && len >= 6 * sizeof(uint64_t)) {
+		uint64_t nr = w[5], have = len / sizeof(uint64_t) - 6;
+
+		for (uint64_t i = 0; i < nr && i < have && nk < (int)PROBE_KSTACK_MAX; i++)
+			if (w[6 + i] < PERF_CONTEXT_MAX)
+				k[nk++] = w[6 + i];
+	}
+	if (nk == 0 || k[0] != w[1]) {
+		/* No chain (or not starting at the IP): the IP alone. */
+		k[0] = w[1];
+		nk = 1;
+	}
+	return nk;
+}
+
 int probe_drain_ring(struct probe_thread *t, void *uc)
 {
 	struct probe_ring_it it;
 	union {
 		struct perf_event_header h;
-		uint64_t w[16];
+		uint64_t w[REC_WORDS];
 	} rec;
-	uint64_t stack[PROBE_UNWIND_BUF];
+	/* Kernel frames go in front of the user stack: room for both. */
+	uint64_t stack[PROBE_KSTACK_MAX + PROBE_UNWIND_BUF];
+	uint64_t *ustack = stack + PROBE_KSTACK_MAX - 1;   /* its [0]: unused */
 	uint64_t rip = 0;
 	int can_unwind = 0, attached = 0, taken = 0;
 	unsigned type;
@@ -133,37 +169,51 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 		return 0;
 	if (uc) {
 		rip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-		can_unwind = !probe_in_loader && !probe_stopping;
+		can_unwind = !probe_stopping;
 	}
 	while ((type = probe_ring_next(&it, &rec, sizeof rec, &len)) != 0) {
 		taken++;
 		if (type == PERF_RECORD_SAMPLE) {
-			/* header, ip, pid|tid, time, period */
+			/* header, ip, pid|tid, time, period[, nr, ips[nr]] */
 			if (len < 5 * sizeof(uint64_t))
 				continue;
 			uint64_t ip = rec.w[1];
 			uint64_t time = rec.w[3], period = rec.w[4];
-			int first = 0, n = 0;
+			int first = 0, n = 0, partial = 0;
 
 			counted(t);
 			/*
-			 * A kernel sample (PROBE_KERNEL=1) is followed by this
-			 * signal on the way back to user space: RIP is where
-			 * the user stack resumes, so the kernel IP goes on top
-			 * of the unwound user stack.
+			 * A kernel sample is followed by this signal on the way
+			 * back to user space: RIP is where the user stack
+			 * resumes.  Its frames: the kernel's callchain (leaf
+			 * first), then the user stack walked from RIP.
 			 */
 			int in_kernel = ip >= PROBE_KERNEL_START;
 			if (can_unwind && !attached && (ip == rip || in_kernel)) {
 				attached = 1;
-				n = probe_unwind(t, uc, stack, &first);
-				if (n > 0 && in_kernel && first > 0) {
-					stack[--first] = ip;
-					if (n < (int)PROBE_MAX_FRAMES)
-						n++;
-				}
+				n = probe_unwind(t, uc, ustack, &first,
+						 probe_in_loader != 0, &partial);
 			}
-			n = stack_or_leaf(t, stack, &first, n, ip);
-			push(t, time, period, stack + first, n);
+			if (!in_kernel) {
+				n = stack_or_leaf(t, ustack, &first, n, ip, partial);
+				push(t, time, period, ustack + first, n);
+				continue;
+			}
+			/* ustack + first == stack + PROBE_KSTACK_MAX */
+			uint64_t k[PROBE_KSTACK_MAX];
+			int nk = kernel_frames(t, rec.w, len, k);
+
+			if (n <= 0) {
+				n = 0;
+				probe_lost(t, PROBE_LOST_UNWIND, 1);
+			} else {
+				stack_or_leaf(t, ustack, &first, n, ip, partial);
+			}
+			if (n > (int)PROBE_MAX_FRAMES - nk)
+				n = (int)PROBE_MAX_FRAMES - nk;
+			memcpy(stack + PROBE_KSTACK_MAX - nk, k,
+			       (size_t)nk * sizeof k[0]);
+			push(t, time, period, stack + PROBE_KSTACK_MAX - nk, nk + n);
 		} else if (type == PERF_RECORD_LOST) {
 			/* header, id, lost */
 			if (len >= 3 * sizeof(uint64_t))
@@ -180,13 +230,15 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 {
 	uint64_t stack[PROBE_UNWIND_BUF];
-	int first = 0, n = 0;
+	int first = 0, n = 0, partial = 0;
 
 	counted(t);
-	if (!probe_in_loader && !probe_stopping)
-		n = probe_unwind(t, uc, stack, &first);
+	if (!probe_stopping)
+		n = probe_unwind(t, uc, stack, &first, probe_in_loader != 0,
+				 &partial);
 	n = stack_or_leaf(t, stack, &first, n,
-			  (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]);
+			  (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP],
+			  partial);
 	push(t, probe_now_ns(), period ? period : 1, stack + first, n);
 }
 

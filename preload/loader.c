@@ -11,7 +11,8 @@
  * another thread's handler holds that one and waits for dl_load_write_lock
  * is a deadlock (seen: gt_throw at 999 Hz, 1 run in 5).  So while a thread
  * is inside any of them, probe_in_loader is non-zero and its handler
- * records the leaf only.
+ * walks the stack with cached frame rules only (cfi.c: no lock, no
+ * dl_iterate_phdr), never with libunwind.
  *
  * Keeping dlopen's behaviour: glibc's dlopen looks at its return address to
  * find the calling object, whose RUNPATH, $ORIGIN and namespace it uses.
@@ -19,7 +20,8 @@
  * that dlopens "libplugin.so" through its RUNPATH would fail.  So the real
  * dlopen is entered with a return address inside the caller's own code: a
  * byte 0xc3 ("ret") found on the page of the caller's return address.
- * When dlopen returns there, that ret returns to us.  Where a shadow stack
+ * When dlopen returns there, that ret returns to us (a sample's walk steps
+ * over that return address as the ret will: probe_gadgets).  Where a shadow stack
  * is enabled (it would reject this), or no such byte is found, the plain
  * call is used.
  *
@@ -47,6 +49,7 @@
 #include "probe.h"
 
 __thread int probe_in_loader;
+__thread uintptr_t probe_gadgets[PROBE_GADGETS];
 
 typedef void *(*dlopen_fn)(const char *, int);
 typedef int (*dlclose_fn)(void *);
@@ -126,6 +129,7 @@ void probe_loader_init(void)
 {
 	resolve();
 	gadget_ok = !shadow_stack_on();
+	probe_cfi_keep_init();
 }
 
 void *probe_real_dlopen(const char *file, int mode)
@@ -188,6 +192,10 @@ void *dlopen(const char *file, int mode)
 		sync = 1;
 		counts(&adds0, &subs0, &ok0);
 	}
+	int depth = probe_in_loader;
+
+	if (gadget && depth < PROBE_GADGETS)
+		probe_gadgets[depth] = (uintptr_t)gadget;
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (gadget)
@@ -196,6 +204,8 @@ void *dlopen(const char *file, int mode)
 		h = real_dlopen(file, mode);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
+	if (depth < PROBE_GADGETS)
+		probe_gadgets[depth] = 0;
 	if (sync && h) {
 		counts(&adds1, &subs1, &ok1);
 		if (!ok0 || !ok1 || adds1 != adds0)

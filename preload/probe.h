@@ -89,7 +89,9 @@ struct probe_config {
 	int signo;              /* the profiling signal: SIGTRAP when trap */
 	int signal_set;         /* PROBE_SIGNAL was given */
 	int trap;               /* perf events signal with sigtrap (event.c) */
-	int kernel;             /* sample kernel time too (PROBE_KERNEL=1) */
+	int kernel;             /* sample kernel time too (PROBE_KERNEL) */
+	int kernel_asked;       /* PROBE_KERNEL=1 given (F_SETSIG: still on) */
+	int kernel_why;         /* !kernel: PROBE_HELLO_KWHY_*, in HELLO */
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 	int handler_stats;      /* PROBE_HANDLER_STATS=1: time the handler */
 	int unwind;             /* PROBE_UNWIND: PROBE_UNWIND_* */
@@ -131,6 +133,7 @@ struct probe_thread {
 	void *ring;                     /* 1 metadata page [+ data pages] */
 	size_t ring_len;
 	unsigned data_pages;            /* 0: samples are taken from the ucontext */
+	int kstack;                     /* samples carry a kernel callchain */
 	int timer;                      /* timer mode: kernel timer id, -1: none */
 	clockid_t cpu_clock;            /* timer mode: this thread's CPU clock */
 	uint64_t cpu_last;              /* timer mode: CPU ns at the last sample */
@@ -256,8 +259,16 @@ void probe_unwind_prime(void);
  * a kernel sample's IP) and the number of frames from there (0: none).
  */
 #define PROBE_UNWIND_BUF (PROBE_MAX_FRAMES + 32)
+/*
+ * in_loader: the thread is inside the dynamic loader (dlopen, dlclose,
+ * dl_iterate_phdr): cached frame rules only, never libunwind (it calls
+ * dl_iterate_phdr and takes a lock of its own: deadlock); a frame without a
+ * rule ends the walk there, and what was walked is kept (*partial = 1).
+ */
 int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
-		 int *first);
+		 int *first, int in_loader, int *partial);
+/* Kernel frames a sample carries at most (the event's sample_max_stack). */
+#define PROBE_KSTACK_MAX 64
 /* PROBE_UNWIND=check: one line on how often the two walks disagreed. */
 void probe_unwind_check_report(void);
 
@@ -270,13 +281,18 @@ void probe_unwind_check_report(void);
  * SIGNAL CONTEXT: walk t's stack from the ucontext with cached frame rules;
  * buf[0] is the interrupted RIP, then the return addresses.  Returns the
  * frames, or 0 (a rule not cached yet, which is then noted for the collector;
- * another stack; code we do not follow): use libunwind.
+ * another stack; code we do not follow): use libunwind.  With partial
+ * non-NULL, a walk that stops early returns the frames walked so far and
+ * sets *partial (in the loader, where libunwind must not run).
  */
 int probe_cfi_walk(const struct probe_thread *t, const void *uc,
-		   uint64_t *buf, int max);
+		   uint64_t *buf, int max, int *partial);
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
-void probe_cfi_flush(void);             /* dlclose: forget every rule */
+/* dlclose: forget every rule but those of the objects loaded at start. */
+void probe_cfi_flush(void);
+/* Constructor: note the code of the objects loaded at start (never unloaded). */
+void probe_cfi_keep_init(void);
 /* PROBE_UNWIND: 0 cfi then libunwind (default), 1 libunwind only, 2 check */
 enum { PROBE_UNWIND_FAST, PROBE_UNWIND_LIBUNWIND, PROBE_UNWIND_CHECK };
 
@@ -374,6 +390,13 @@ size_t probe_read_file(const char *path, char *out, size_t cap);
 /* ---- loader.c ----------------------------------------------------------- */
 
 extern __thread int probe_in_loader;   /* depth of dlopen/dlclose on this thread */
+/*
+ * The return addresses the real dlopen was entered with (loader.c: a "ret"
+ * byte in the caller's code), by dlopen depth; 0: none.  cfi.c steps over
+ * such a frame as the ret does (SIGNAL CONTEXT reads them).
+ */
+#define PROBE_GADGETS 4
+extern __thread uintptr_t probe_gadgets[PROBE_GADGETS];
 void probe_loader_init(void);
 void *probe_real_dlopen(const char *file, int mode);
 

@@ -9,7 +9,10 @@
  *
  * cfi.c's walk comes first; libunwind takes the stacks it cannot walk:
  * while the collector has not learned a frame's rule yet, and frames cfi.c
- * does not follow (signal frames, CFA expressions, other stacks).
+ * does not follow (signal frames, CFA expressions, other stacks).  Never
+ * while the thread is inside the dynamic loader (loader.c): libunwind's
+ * dl_iterate_phdr and its own lock could deadlock there, so such a sample
+ * keeps what cfi.c's walk reached.
  *
  * We use libunwind's cursor, started from the signal's ucontext
  * (unw_init_local2 with UNW_INIT_SIGNAL_FRAME) and stepped to the end, not
@@ -173,15 +176,17 @@ static int unw(void *ucv, uint64_t *buf);
  * sample was taken in the kernel (handler.c puts it on top).
  */
 int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
-		 int *first)
+		 int *first, int in_loader, int *partial)
 {
 	uint64_t *out = buf + 1, other[PROBE_UNWIND_BUF];
 	int n, nu;
 
 	*first = 1;
+	if (in_loader)          /* the rule cache alone: it takes no lock */
+		return probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, partial);
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
 		return unw(uc, out);
-	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES);
+	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL);
 	if (n <= 0) {
 		n = unw(uc, out);
 		if (n > 0)

@@ -6,9 +6,9 @@
  *                       it expects restarted (SA_RESTART)
  *   gt_signals prof     SIGPROF from ITIMER_PROF, handler set with signal()
  *   gt_signals chld     SIGCHLD (SA_SIGINFO) for five children, one by one
- *   gt_signals eintr    slow calls between bursts of work: none may fail
+ *   gt_signals eintr [N] slow calls between bursts of work: none may fail
  *                       with EINTR (nanosleep, poll, epoll_wait, select,
- *                       read, sigtimedwait)
+ *                       read, sigtimedwait); N rounds (2000) of one each
  *   gt_signals mask     every signal blocked in all threads (sigwait for
  *                       SIGUSR1 in one), the mask read back; masked_work
  *                       runs in two threads that block everything
@@ -179,7 +179,7 @@ static int mode_chld(void)
 	return 0;
 }
 
-static int mode_eintr(void)
+static int mode_eintr(long rounds)
 {
 	int p[2], ep = epoll_create1(0);
 	long fails[6] = { 0 };
@@ -193,7 +193,7 @@ static int mode_eintr(void)
 	sigemptyset(&usr);
 	sigaddset(&usr, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &usr, NULL);
-	for (int i = 0; i < 2000; i++) {
+	for (long i = 0; i < rounds; i++) {
 		struct timespec ts = { 0, 10000 };
 		struct pollfd pf = { p[0], POLLIN, 0 };
 		struct epoll_event e;
@@ -525,7 +525,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "chld"))
 		return mode_chld();
 	if (!strcmp(m, "eintr"))
-		return mode_eintr();
+		return mode_eintr(argc > 2 ? atol(argv[2]) : 2000);
 	if (!strcmp(m, "mask"))
 		return mode_mask();
 	if (!strcmp(m, "ours"))

@@ -271,6 +271,7 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	im->event_type = m->u.hello.event_type;
 	im->freq = m->u.hello.freq;
 	im->value = m->u.hello.value;
+	im->hello_flags = m->u.hello.flags;
 	note_thread(a, m->pid, m->pid);
 }
 

@@ -49,6 +49,7 @@ struct agg_image {
 	uint32_t event_type;
 	uint8_t freq;
 	uint64_t value;         /* Hz when freq, else the period */
+	uint16_t hello_flags;   /* PROBE_HELLO_*: kernel time sampled or why not */
 	int have_exit;
 	int32_t exit_status;
 	struct agg_map *maps;   /* sorted by start after agg_finish */

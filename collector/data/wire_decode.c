@@ -397,7 +397,7 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 	struct rd r = { frame + 4, frame + len, 1 };
 	memset(m, 0, sizeof(*m));
 	m->type = (unsigned)rd_le(&r, 2);
-	(void)rd_le(&r, 2); /* flags: none defined yet */
+	uint16_t flags = (uint16_t)rd_le(&r, 2); /* HELLO's only, so far */
 	m->pid = (uint32_t)rd_le(&r, 4);
 	sc->len = 0;
 
@@ -429,6 +429,7 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		for (unsigned i = 0; r.ok && i < m->u.hello.argc; i++)
 			sc->argv[i] = rd_str(&r, sc);
 		m->u.hello.argv = sc->argv;
+		m->u.hello.flags = flags;
 		break;
 	}
 	case PROBE_F_MAP:

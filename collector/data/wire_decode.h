@@ -76,6 +76,7 @@ struct probe_msg {
 			const char *event_name, *exe, *comm;
 			uint16_t argc;
 			const char **argv;      /* argc entries */
+			uint16_t flags;         /* the frame's: PROBE_HELLO_* */
 		} hello;
 		struct {
 			uint64_t start, end, bias, pgoff;

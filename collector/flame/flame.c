@@ -168,7 +168,7 @@ struct group_ent {
 
 static enum flame_kind loc_kind(const struct filler *fl, const struct loc *l)
 {
-	if (strcmp(l->dso, "[kernel]") == 0)
+	if (l->kernel)
 		return FK_KERNEL;
 	if (l->inlined)
 		return FK_INLINED;

@@ -47,6 +47,52 @@ static char *event_text(const struct agg_image *im)
 	return xasprintf("%s%s, period %" PRIu64, name, timer, im->value);
 }
 
+/* Why kernel time was not sampled, as HELLO's flags say. */
+static const char *kernel_why(unsigned flags)
+{
+	switch ((flags & PROBE_HELLO_KWHY_MASK) >> PROBE_HELLO_KWHY_SHIFT) {
+	case PROBE_HELLO_KWHY_OFF:
+		return "turned off (PROBE_KERNEL=0)";
+	case PROBE_HELLO_KWHY_DENIED:
+		return "not allowed for this user (needs root, CAP_PERFMON or "
+		       "kernel.perf_event_paranoid <= 1)";
+	case PROBE_HELLO_KWHY_TIMER:
+		return "CPU-time timers see user space only";
+	case PROBE_HELLO_KWHY_SETSIG:
+		return "the realtime signal (PROBE_SIGNAL) would interrupt system "
+		       "calls; PROBE_KERNEL=1 samples it anyway";
+	default:
+		return "for a reason this probe does not know";
+	}
+}
+
+/*
+ * "# kernel: ..." - whether the processes' samples include kernel time
+ * (HELLO's flags); nothing for recordings that do not say (older ones).
+ */
+static void kernel_line(const struct report_ctx *c, FILE *out)
+{
+	unsigned yes = 0, no = 0, first_no = 0;
+
+	for (size_t i = 0; i < agg_nimages(c->agg); i++) {
+		const struct agg_image *im = agg_image(c->agg, (uint32_t)i);
+
+		if (!im->have_hello || !(im->hello_flags & PROBE_HELLO_KSTATE))
+			continue;
+		if (im->hello_flags & PROBE_HELLO_KERNEL)
+			yes++;
+		else if (no++ == 0)
+			first_no = im->hello_flags;
+	}
+	if (yes && !no)
+		fprintf(out, "# kernel: included\n");
+	else if (no && !yes)
+		fprintf(out, "# kernel: not sampled: %s\n", kernel_why(first_no));
+	else if (yes && no)
+		fprintf(out, "# kernel: included in %u process%s, not in %u: %s\n",
+			yes, yes == 1 ? "" : "es", no, kernel_why(first_no));
+}
+
 void report_header(const struct report_ctx *c, FILE *out)
 {
 	const struct agg_totals *t = agg_totals(c->agg);
@@ -91,6 +137,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 		fprintf(out, "%s\n", c->opts->time_line);
 	if (c->opts->filter_line)
 		fprintf(out, "%s\n", c->opts->filter_line);
+	kernel_line(c, out);
 	fprintf(out, "#\n");
 }
 

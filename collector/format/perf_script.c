@@ -23,8 +23,10 @@
  *   - SYMBOL+0xOFF: the function the symbol table names and the address's
  *     offset in it; a function only DWARF names has no +0xOFF; an address
  *     nothing names is "[unknown]", as perf prints it (probe report's
- *     module+0xOFFSET is that address and module); the kernel is
- *     "[unknown] ([kernel.kallsyms])", not symbolized.
+ *     module+0xOFFSET is that address and module); the kernel's frames are
+ *     named from /proc/kallsyms ("read_zero ([kernel.kallsyms])", a
+ *     module's "([name])"), or "[unknown] ([kernel.kallsyms])" where it
+ *     shows no addresses.
  *   - Inline frames (unless --no-inline), as perf script shows them by
  *     default: the same address, the inlined function's name with the offset
  *     in the containing function, and "(inlined)" for the module.
@@ -55,7 +57,7 @@ static const char *comm_field(const struct agg *a, uint32_t image, uint32_t tid)
 
 static int is_kernel(const struct loc *l)
 {
-	return strcmp(l->dso, "[kernel]") == 0;
+	return l->kernel;
 }
 
 /*
@@ -118,7 +120,7 @@ static void print_frames(const struct report_ctx *c, const struct rframe *f, uin
 		if (l->inlined)
 			fputs(" (inlined)\n", out);
 		else if (is_kernel(l))
-			fputs(" ([kernel.kallsyms])\n", out);
+			fprintf(out, " (%s)\n", l->named ? l->dso_path : "[kernel.kallsyms]");
 		else
 			fprintf(out, " (%s)\n", l->dso_path);
 	}

@@ -1,5 +1,6 @@
 /* resolve.c - see resolve.h. */
 #include "resolve.h"
+#include "kallsyms.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@ struct resolver {
 	struct rframe *frames;
 	struct rsrc *srcs;      /* srcs[i]: the source position of frames[i] */
 	size_t nframes, frames_cap, srcs_cap;
+	struct kallsyms *ksyms; /* kernel names, loaded at the first kernel address */
+	int ksyms_tried;
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -77,6 +80,7 @@ void resolver_free(struct resolver *r)
 	free(r->locs);
 	free(r->frames);
 	free(r->srcs);
+	kallsyms_free(r->ksyms);
 	strpool_free(r->pool);
 	free(r);
 }
@@ -165,6 +169,36 @@ static const char *line_text(struct resolver *r, const struct src_frame *f)
 /* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
 #define KERNEL_START 0xff00000000000000ull
 
+/*
+ * A kernel address (x86-64's upper half): named from /proc/kallsyms
+ * (PROBE_KALLSYMS: another copy), where it shows addresses, in the module
+ * perf names ("[kernel.kallsyms]", or a kernel module's "[name]"); else
+ * "[kernel]", one location.
+ */
+static uint32_t kernel_loc(struct resolver *r, uint64_t at)
+{
+	const char *name = NULL, *kmod = NULL;
+	if (!r->ksyms_tried) {
+		const char *p = getenv("PROBE_KALLSYMS");
+		r->ksyms_tried = 1;
+		r->ksyms = kallsyms_load(p && *p ? p : "/proc/kallsyms");
+	}
+	if (r->ksyms)
+		name = kallsyms_lookup(r->ksyms, at, &kmod);
+	if (!name) {
+		const char *k = strpool_intern(r->pool, "[kernel]");
+		uint32_t l = anon_loc(r, k, k, k, 0, 0);
+		r->locs[l].kernel = 1;
+		return l;
+	}
+	char *ms = kmod ? xasprintf("[%s]", kmod) : NULL;
+	const char *mod = intern_printable(r, ms ? ms : "[kernel.kallsyms]");
+	free(ms);
+	uint32_t l = named_loc(r, name, mod, mod, 0);
+	r->locs[l].kernel = 1;
+	return l;
+}
+
 /* A frame and its source position (sf: NULL where DWARF has none). */
 static void push_frame(struct resolver *r, uint32_t loc, const struct src_frame *sf)
 {
@@ -184,9 +218,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	uint64_t at = is_return && addr > 0 ? addr - 1 : addr;
 	const struct agg_map *m = agg_find_map(r->agg, image, gen, at);
 	if (!m && addr >= KERNEL_START) {
-		/* The kernel's half (x86-64): we do not symbolize the kernel. */
-		const char *k = strpool_intern(r->pool, "[kernel]");
-		push_frame(r, anon_loc(r, k, k, k, 0, 0), NULL);
+		push_frame(r, kernel_loc(r, at), NULL);
 		return;
 	}
 	if (!m) {

@@ -12,8 +12,10 @@
  *     containing function.  An address no symbol covers is "module+0xOFFSET"
  *     (module = basename of the object, OFFSET the ELF address, what
  *     addr2line -e takes), one in no map "[unknown]+0xADDR", and one in the
- *     kernel's half of the address space (a sample the kernel took in
- *     kernel mode) "[kernel]", one location: the kernel is not symbolized.
+ *     kernel's half of the address space (the kernel's frames of a sample
+ *     taken in kernel mode) is named from /proc/kallsyms (kallsyms.h) in
+ *     module "[kernel.kallsyms]" or "[MODULE]", as perf names them, and is
+ *     "[kernel]", one location, where kallsyms shows no addresses.
  *     No frame is ever dropped.  Each frame carries its source line ("file.c:12",
  *     basename) where DWARF has one, else NULL.
  *   - Return addresses (every frame but the leaf) are looked up at addr - 1,
@@ -58,6 +60,7 @@ struct loc {
 	const char *dso_path;   /* object path as recorded (printable) */
 	int named;              /* 1 when a symbol named it */
 	int inlined;            /* 1 for an inlined instance */
+	int kernel;             /* 1 for a kernel address (named or not) */
 	const char *fn;         /* sym without " [inlined]" */
 	const char *raw;        /* the name in the binary (mangled), else fn */
 };

@@ -13,7 +13,8 @@
  *       u32 size   total frame size in bytes, header included,
  *                  PROBE_FRAME_HDR <= size <= PROBE_FRAME_MAX
  *       u16 type   enum probe_frame_type; unknown types are skipped by size
- *       u16 flags  0 for now
+ *       u16 flags  0, except in HELLO (PROBE_HELLO_*); readers ignore
+ *                  flags they do not know
  *       u32 pid    the process the frame describes
  *     followed by (size - 12) bytes of body laid out as documented per type.
  *   - Strings in bodies are u16 length + bytes, no NUL, at most PROBE_STR_MAX.
@@ -61,6 +62,10 @@ enum probe_frame_type {
 	 *   u64 start_ns (CLOCK_MONOTONIC; sample times use the same clock),
 	 *   str event_name ("cpu-clock"), str exe (absolute path), str comm,
 	 *   u16 argc (<= PROBE_MAX_ARGS), argc x str argv
+	 * HELLO's frame flags (older recordings: 0, nothing said):
+	 *   PROBE_HELLO_KSTATE: the next bits say whether kernel time was
+	 *   sampled: PROBE_HELLO_KERNEL set (attr.exclude_kernel = 0), or
+	 *   the reason it was not in PROBE_HELLO_KWHY (a PROBE_HELLO_KWHY_*).
 	 */
 	PROBE_F_HELLO = 1,
 	/*
@@ -148,6 +153,23 @@ enum probe_unprof_reason {
 };
 
 #define PROBE_EVENT_TIMER 0xffffu  /* event_type of the timer fallback */
+
+/* HELLO's frame flags: was kernel time sampled, and if not why. */
+#define PROBE_HELLO_KSTATE 0x1u    /* the kernel bits below are meaningful */
+#define PROBE_HELLO_KERNEL 0x2u    /* kernel time sampled (exclude_kernel 0) */
+#define PROBE_HELLO_KWHY_SHIFT 2
+#define PROBE_HELLO_KWHY_MASK 0x1cu
+enum probe_hello_kwhy {
+	PROBE_HELLO_KWHY_NONE = 0,      /* included, or not said */
+	PROBE_HELLO_KWHY_OFF = 1,       /* PROBE_KERNEL=0 */
+	PROBE_HELLO_KWHY_DENIED = 2,    /* the kernel refused (EACCES/EPERM):
+					   not root, no CAP_PERFMON,
+					   perf_event_paranoid >= 2 */
+	PROBE_HELLO_KWHY_TIMER = 3,     /* CPU-time timers: user space only */
+	PROBE_HELLO_KWHY_SETSIG = 4,    /* F_SETSIG signal: it would break system
+					   calls (EINTR); PROBE_KERNEL=1 forces */
+	PROBE_HELLO_KWHY_MAX
+};
 
 /* ---- encoding helpers (async-signal-safe) ------------------------------ */
 

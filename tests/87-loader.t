@@ -1,0 +1,35 @@
+#!/bin/sh
+# Time in the dynamic loader has callers: a program that dlopens and
+# dlcloses libraries in a loop spends its time inside ld.so (relocation,
+# symbol lookup, mapping).  Samples taken there are walked with the cached
+# frame rules alone (libunwind could deadlock in the loader), which now
+# survive dlclose for the objects loaded at start; a frame without a rule
+# is stepped over by finding its return address on the stack; dlopen's
+# return gadget is stepped over as its ret does: most samples with ld.so on
+# their stack reach main, with kernel time (the default as root) and
+# without (PROBE_KERNEL=0).
+. "$(dirname "$0")/lib.sh"
+plan 6
+
+LIBS="libdw.so.1 libncursesw.so.6 libprotobuf-c.so.1"
+"$PROBE" record -q -F 999 -o "$T/dl.probe" -- "$GT/gt_dlloop" 1500 $LIBS >"$T/out" 2>"$T/err"
+is "$?" 0 "gt_dlloop 1500 rounds of $LIBS: recorded"
+grep -q '^rounds 1500$' "$T/out"; ok $? "and ran to its end"
+# One perf-script block per sample: frames leaf first, "ADDR SYM (DSO)".
+count() {
+	"$PROBE" report --format perf-script "$1" >"$T/ps" 2>&1
+	awk 'BEGIN { RS = "" } /ld-linux/ { n++; if (/[ \t]main\+/) m++ } END { print n + 0, m + 0 }' "$T/ps"
+}
+# reach LABEL LD MAIN MIN_LD PERCENT
+reach() {
+	[ "$2" -ge "$4" ]; ok $? "$1: samples with ld.so on the stack: $2 (want >= $4)"
+	awk -v a="$3" -v b="$2" -v p="$5" 'BEGIN { exit !(b > 0 && a * 100 >= b * p) }'
+	ok $? "$1: of those, $3 reach main ($(awk -v a="$3" -v b="$2" 'BEGIN { if (b) printf "%.0f", 100 * a / b }') %, want >= $5 %)"
+}
+set -- $(count "$T/dl.probe")
+reach "default" "$1" "$2" 100 60
+PROBE_KERNEL=0 "$PROBE" record -q -F 999 -o "$T/u.probe" -- "$GT/gt_dlloop" 1500 $LIBS >/dev/null 2>>"$T/err"
+set -- $(count "$T/u.probe")
+reach "PROBE_KERNEL=0" "$1" "$2" 50 50
+[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/err" | head -20
+done_testing
