@@ -166,16 +166,20 @@ for f in leaf_five leaf_three leaf_two; do
 	[ "$got" = "$want" ] || fail=1
 done
 ok $fail "leaf first: each function is the first frame of as many samples as its self samples in probe report"
-awk '/^[^\t]/ { if (last != "" && last !~ / _start\+0x[0-9a-f]+ \(/) bad++; last = "" }
+# (A sample the kernel took whose user part could not be walked has kernel
+# frames only: rare, and counted as truncated by probe report.)
+awk '/^[^\t]/ { if (last != "" && last !~ / _start\+0x[0-9a-f]+ \(/ &&
+		    last !~ /\(\[kernel/) bad++; last = "" }
 	/^\t/ { last = $0 } END { exit bad > 0 }' "$T/leaf.txt"
-ok $? "... and root last: every gt_leaf sample ends with _start"
+ok $? "... and root last: every gt_leaf sample with user frames ends with _start"
 grep -v '^$' "$T/leaf.txt" | grep -v '^[^	]' | grep -Ev '^	 *[0-9a-f]+ [^ ].* \([^ ]+\)$' >"$T/odd"
 [ ! -s "$T/odd" ]
 ok $? "every frame line is '<TAB> ADDR SYMBOL (MODULE)' $(head -n2 "$T/odd")"
 grep -q "^	 *[0-9a-f]* leaf_five+0x[0-9a-f]* ($GT/gt_leaf)\$" "$T/leaf.txt"
 ok $? "a function's module is the full path of its object, in parentheses"
-head -n1 "$T/leaf.txt" | grep -Eq '^gt_leaf +[0-9]+/[0-9]+ +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock:u: $'
-ok $? "header: comm pid/tid seconds.micros: period cpu-clock:u: ($(head -n1 "$T/leaf.txt"))"
+# cpu-clock:u where kernel time was not sampled, cpu-clock where it was.
+head -n1 "$T/leaf.txt" | grep -Eq '^gt_leaf +[0-9]+/[0-9]+ +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock(:u)?: $'
+ok $? "header: comm pid/tid seconds.micros: period cpu-clock[:u]: ($(head -n1 "$T/leaf.txt"))"
 
 # The readers' expressions take every line
 js layout "$T/leaf.txt" >"$T/leaf.layout"
