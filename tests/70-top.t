@@ -30,7 +30,7 @@ share() { pane | awk -v n="$1" '$4 == n { sub("%", "", $1); print $1; exit }'; }
 
 start() {
 	tmux new-session -d -s "$S" -x 160 -y 50 \
-		"cd '$T' && '$PROBE' top -d 0.5 -- $*; echo \"EXITED \$?\"; sleep 60"
+		"cd '$T' && PROBE_KERNEL=0 '$PROBE' top -d 0.5 -- $*; echo \"EXITED \$?\"; sleep 60"
 }
 
 # ---- threads: the last view after the program exited ----
@@ -93,7 +93,8 @@ pane | awk '/^Callers:/ { c = 1; next }
 ok $? "two levels of callers: main, then __libc_start_call_main under it"
 tmux send-keys -t "$S" Escape
 wait_for '^ *Self% +Total%' 10
-# the callees tree of main: select it (filter, sort by name, the last row)
+# the callees tree of main: select it (filter, sort by name, the last row;
+# user space only, above: no kernel function such as *_domain matches)
 tmux send-keys -t "$S" / Escape
 sleep 0.5
 tmux send-keys -t "$S" / m a i n Enter
