@@ -4,7 +4,8 @@
 # module+0xSTART.  A library of four hidden functions (weights 4:3:2:1,
 # not in .dynsym) stripped with strip --strip-all: one row per function,
 # their starts what nm reads from the unstripped copy, perf's top addresses
-# inside them; without .eh_frame, addresses as before; a damaged or absurd
+# inside them; without .eh_frame, addresses as before; without section
+# headers, the same rows; a damaged or absurd
 # .eh_frame neither crashes nor stalls the report.  xz (liblzma is
 # stripped): rows before and after, as a comment.  And libprobe's own frames
 # (its wrappers of close, sigprocmask) never show.
@@ -12,7 +13,7 @@
 command -v gcc >/dev/null 2>&1 || skip_all "no gcc to build the test library"
 command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 ||
 	skip_all "no strip or nm (binutils)"
-plan 16
+plan 17
 
 # hex() for awk programs (mawk has no strtonum)
 HEX='function hex(s,  i, v) { s = tolower(s); sub(/^0x/, "", s); v = 0
@@ -108,6 +109,20 @@ cp "$T/libx.nofde" "$T/libx.so"
 "$PROBE" report --sort sym "$T/nofde.probe" >"$T/r2" 2>>"$T/rerr"
 k=$(awk '!/^#/ && $3 + 0 > 0 && $4 ~ /^libx\.so\+0x/' "$T/r2" | wc -l)
 [ "$k" -gt 4 ]; ok $? "without .eh_frame: one row per address ($k rows), module+0xOFFSET as before"
+cp "$T/libx.keep" "$T/libx.so"
+
+# No section headers at all (as sstrip leaves a file): .eh_frame is found
+# through PT_GNU_EH_FRAME, the rows are the same functions.
+perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f;
+	seek($f, 0x28, 0); print $f pack("Q<", 0);          # e_shoff
+	seek($f, 0x3c, 0); print $f pack("vv", 0, 0);       # e_shnum, e_shstrndx
+	close $f' "$T/libx.so"
+"$PROBE" record -q -F 2999 -o "$T/ss.probe" -- "$T/prog" 20 >/dev/null 2>>"$T/rec.err"
+"$PROBE" report --sort sym "$T/ss.probe" >"$T/r4" 2>>"$T/rerr"
+awk "$HEX"' !/^#/ && $3 + 0 > 0 && $4 ~ /^libx\.so\+0x/ { sub(/^libx\.so\+0x/, "", $4); print hex($4) }' \
+	"$T/r4" | sort -n >"$T/ss.rows"
+awk '{ print $1 }' "$T/truth" | sort -n | cmp -s - "$T/ss.rows"
+ok $? "no section headers (sstrip): the same four rows, through PT_GNU_EH_FRAME ($(tr '\n' ' ' <"$T/ss.rows"))"
 cp "$T/libx.keep" "$T/libx.so"
 
 # Damaged .eh_frame bytes (the recording's build-id kept): never a crash or

@@ -4,7 +4,8 @@
  * overlapping FDEs, and what a forged file holds (ranges that wrap, endless
  * LEB128 numbers and augmentation strings, CIE pointers outside the section
  * or at an FDE, lengths past the end, encodings we do not read, random
- * damage), and that 200,000 FDEs take linear time.
+ * damage), .eh_frame_hdr's pointer to .eh_frame, and that 200,000 FDEs
+ * take linear time.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,7 +99,7 @@ int main(void)
 {
 	struct ehf_range *r;
 	size_t n;
-	plan(17);
+	plan(18);
 
 	/* gcc's shape: one "zR" CIE, pc-relative sdata4 pointers, unsorted. */
 	len = 0;
@@ -239,6 +240,19 @@ int main(void)
 	ok(n == 1 && r[0].start == 0x8048000 && r[0].end == 0x8048020, "32-bit absptr");
 	free(r);
 	ok(ehframe_ranges(buf, len, VADDR, 3, &r) == 0, "a pointer size of 3 is refused");
+
+	/* .eh_frame_hdr: version 1, eh_frame_ptr pcrel sdata4. */
+	{
+		uint8_t h[12] = { 1, 0x1b, 0x03, 0x3b };
+		int32_t rel = 0x3000 - (0x2000 + 4);
+		uint64_t at = 0;
+		memcpy(h + 4, &rel, 4);
+		int got = ehframe_hdr_target(h, sizeof(h), 0x2000, 8, &at);
+		h[0] = 2;
+		ok(got == 1 && at == 0x3000 && !ehframe_hdr_target(h, sizeof(h), 0x2000, 8, &at) &&
+		   !ehframe_hdr_target(h, 5, 0x2000, 8, &at),
+		   ".eh_frame_hdr: .eh_frame's address; another version or a short header refused");
+	}
 
 	/* 200,000 FDEs of one CIE: linear. */
 	len = 0;

@@ -233,3 +233,20 @@ const struct ehf_range *ehframe_find(const struct ehf_range *r, size_t n, uint64
 		return NULL;
 	return &r[i - 1];
 }
+
+int ehframe_hdr_target(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr, unsigned ptrsize,
+		       uint64_t *eh_frame_vaddr)
+{
+	struct rd r = { hdr, hdr, hdr + len, hdr_vaddr, 0 };
+	if ((ptrsize != 4 && ptrsize != 8) || fixed(&r, 1) != 1)
+		return 0;                       /* version 1 */
+	uint8_t enc = (uint8_t)fixed(&r, 1);
+	fixed(&r, 2);                           /* the table's encodings */
+	if (r.bad || enc == 0xff)
+		return 0;
+	uint64_t v = encoded(&r, enc, ptrsize, 1);
+	if (r.bad)
+		return 0;
+	*eh_frame_vaddr = v;
+	return 1;
+}

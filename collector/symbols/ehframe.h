@@ -21,6 +21,10 @@
  *     and no two overlap: a range that runs into the next is cut where the
  *     next begins.  *out is malloc'd (NULL when the count is 0).
  *   - ehframe_find(): the range containing vaddr, or NULL (binary search).
+ *   - ehframe_hdr_target(): where .eh_frame is (an ELF address), from the
+ *     .eh_frame_hdr at hdr (len bytes, at ELF address hdr_vaddr): for files
+ *     without section headers (sstrip), found through PT_GNU_EH_FRAME.  1,
+ *     or 0 when the header is not one we read.
  *
  * The collector's frame-rule learner (collector/ingest/cfi_learn.c) reads
  * the same records for another purpose (CFA programs, through
@@ -40,5 +44,7 @@ struct ehf_range {
 size_t ehframe_ranges(const uint8_t *buf, size_t len, uint64_t vaddr, unsigned ptrsize,
 		      struct ehf_range **out);
 const struct ehf_range *ehframe_find(const struct ehf_range *r, size_t n, uint64_t vaddr);
+int ehframe_hdr_target(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr, unsigned ptrsize,
+		       uint64_t *eh_frame_vaddr);
 
 #endif

@@ -379,6 +379,43 @@ static void finish_table(struct symobj *o)
  */
 #define EHFRAME_MAX (256ull << 20)
 
+/*
+ * Without section headers (sstrip): .eh_frame through PT_GNU_EH_FRAME (the
+ * .eh_frame_hdr, whose first pointer is .eh_frame's address), read from
+ * the file's bytes, to the end of the segment holding it at most.
+ */
+static void fdes_by_phdrs(struct symobj *o, Elf *e, unsigned ptrsize)
+{
+	size_t nph, fsize = 0;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
+	if (!file || elf_getphdrnum(e, &nph) != 0 || nph > 65535)
+		return;
+	GElf_Phdr hp = { .p_type = PT_NULL }, ph;
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			hp = ph;
+	if (hp.p_type != PT_GNU_EH_FRAME || hp.p_offset > fsize ||
+	    hp.p_filesz > fsize - hp.p_offset)
+		return;
+	uint64_t at;
+	if (!ehframe_hdr_target(file + hp.p_offset, hp.p_filesz, hp.p_vaddr, ptrsize, &at))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    at < ph.p_vaddr || at - ph.p_vaddr >= ph.p_filesz ||
+		    ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset)
+			continue;
+		uint64_t off = ph.p_offset + (at - ph.p_vaddr);
+		uint64_t len = ph.p_filesz - (at - ph.p_vaddr);
+		if (len > EHFRAME_MAX)
+			len = EHFRAME_MAX;
+		o->nfdes = ehframe_ranges(file + off, len, at, ptrsize, &o->fdes);
+		if (o->nfdes)
+			o->sources |= SYMSRC_EHFRAME;
+		return;
+	}
+}
+
 /* The function ranges of .eh_frame (ehframe.h), for code no symbol names. */
 static void read_fdes(struct symobj *o, Elf *e)
 {
@@ -387,8 +424,16 @@ static void read_fdes(struct symobj *o, Elf *e)
 	if (o->fdes || !gelf_getehdr(e, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_type == ET_REL)
 		return;
+	unsigned ptrsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
 	Elf_Scn *scn = find_section(e, ".eh_frame", &sh);
-	if (!scn || sh.sh_type != SHT_PROGBITS || sh.sh_size == 0)
+	size_t nsh;
+	if (!scn && elf_getshdrnum(e, &nsh) == 0 && nsh == 0) {
+		fdes_by_phdrs(o, e, ptrsize);   /* no section headers at all */
+		return;
+	}
+	if (!scn)
+		return;
+	if (sh.sh_type != SHT_PROGBITS || sh.sh_size == 0)
 		return;
 	if (sh.sh_size > EHFRAME_MAX) {
 		probe_warn("%s: its .eh_frame is %llu bytes, more than any real one (a "
@@ -399,8 +444,7 @@ static void read_fdes(struct symobj *o, Elf *e)
 	Elf_Data *d = elf_rawdata(scn, NULL);
 	if (!d || !d->d_buf || d->d_size == 0)
 		return;
-	o->nfdes = ehframe_ranges(d->d_buf, d->d_size, sh.sh_addr,
-				  eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8, &o->fdes);
+	o->nfdes = ehframe_ranges(d->d_buf, d->d_size, sh.sh_addr, ptrsize, &o->fdes);
 	if (o->nfdes)
 		o->sources |= SYMSRC_EHFRAME;
 }

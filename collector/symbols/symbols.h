@@ -27,7 +27,8 @@
  *     ELF vaddr) and returns the innermost function containing it, or NULL.
  *   - The function ranges of .eh_frame are read too (symobj_func_start), from
  *     the same file as the names (a debug file's .eh_frame is empty), at
- *     most 256 MiB of it (more: one warning, not read).
+ *     most 256 MiB of it (more: one warning, not read); in a file with no
+ *     section headers (sstrip), through PT_GNU_EH_FRAME.
  *   - symobj_srcframes() asks DWARF (the file's own, else its separate debug
  *     file's; opened on first use) about vaddr: the functions inlined there,
  *     innermost first, each with the source position inside it, then the
