@@ -8,12 +8,14 @@
 # headers, the same rows; a damaged or absurd
 # .eh_frame neither crashes nor stalls the report.  xz (liblzma is
 # stripped): rows before and after, as a comment.  And libprobe's own frames
-# (its wrappers of close, sigprocmask) never show.
+# (its wrappers of close, sigprocmask) never show: at the leaf their caller
+# stands for them, in the middle they are left out, alone they are [probe]
+# (a recording made here).
 . "$(dirname "$0")/lib.sh"
 command -v gcc >/dev/null 2>&1 || skip_all "no gcc to build the test library"
 command -v strip >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 ||
 	skip_all "no strip or nm (binutils)"
-plan 17
+plan 19
 
 # hex() for awk programs (mawk has no strtonum)
 HEX='function hex(s,  i, v) { s = tolower(s); sub(/^0x/, "", s); v = 0
@@ -228,6 +230,49 @@ ok $? "no libprobe frame in the text, tree or folded report"
 c=$(awk '!/^#/ && $4 == "churn" { sub("%", "", $2); print $2; exit }' "$T/w.text")
 awk -v c="$c" 'BEGIN { exit !(c + 0 >= 90) }'
 ok $? "the time in libprobe's wrappers counts for their caller: churn's total $c %"
+
+# A recording made here: libx.so and a library named libprobe.so (a copy of
+# libx.so), samples with libprobe at the leaf, in the middle, and alone.
+mkdir -p "$T/fake" && cp "$T/libx.so" "$T/fake/libprobe.so"
+run=$(nm -D "$T/libx.full.so" | awk "$HEX"' $3 == "libx_run" { print hex($1) }')
+wa=$(awk '$3 == "work_a" { print $1 }' "$T/truth")
+perl -e '
+	my ($x, $p, $run, $wa) = @ARGV;
+	sub frame { my ($t, $b) = @_; pack("VvvV", 12 + length($b), $t, 0, 7) . $b }
+	sub str { pack("v", length($_[0])) . $_[0] }
+	sub uv { my $v = shift; my $o = ""; do { my $c = $v & 0x7f; $v >>= 7; $o .= chr($c | ($v ? 0x80 : 0)) } while ($v); $o }
+	sub sv { my $d = shift; uv($d < 0 ? -2 * $d - 1 : 2 * $d) }
+	my ($bx, $bp) = (0x7f0000000000, 0x7f1000000000);
+	print "PROBEREC" . pack("VV", 1, 16);
+	print frame(1, pack("VVVQ<CQ<Q<", 1, 1, 1, 0, 1, 999, 1) . str("cpu-clock") .
+		str("/bin/x") . str("x") . pack("v", 0));
+	print frame(2, pack("Q<Q<Q<Q<C", $bx + 0x1000, $bx + 0x2000, $bx, 0x1000, 0) . str($x));
+	print frame(2, pack("Q<Q<Q<Q<C", $bp + 0x1000, $bp + 0x2000, $bp, 0x1000, 0) . str($p));
+	my @stacks = ([10, $bp + $wa + 0x10],                                  # libprobe alone
+		      [20, $bp + $wa + 0x10, $bx + $run + 0x10],               # its leaf
+		      [30, $bx + $wa + 0x10, $bp + $run + 0x10, $bx + $run + 0x10]); # in the middle
+	my ($s, $n) = ("", 0);
+	for my $st (@stacks) {
+		my ($k, @f) = @$st;
+		for my $i (1 .. $k) {
+			$s .= uv(7) . uv($n++) . uv(1000) . uv(0) . uv(scalar @f);
+			my $prev = 0;
+			for my $a (@f) { $s .= sv($a - $prev); $prev = $a }
+		}
+	}
+	print frame(4, pack("Q<", 1) . uv($n) . $s);
+' "$T/libx.so" "$T/fake/libprobe.so" "$run" "$wa" >"$T/fake.probe"
+"$PROBE" report --sort sym "$T/fake.probe" >"$T/fk.text" 2>"$T/fk.err"
+"$PROBE" report --tree "$T/fake.probe" >"$T/fk.tree" 2>>"$T/fk.err"
+"$PROBE" report --format folded "$T/fake.probe" >"$T/fk.folded" 2>>"$T/fk.err"
+p=$(awk '!/^#/ && $4 == "[probe]" { print $1 }' "$T/fk.text")
+r=$(awk '!/^#/ && $4 == "libx_run" { print $1 }' "$T/fk.text")
+w=$(awk -v n="libx.so+$(printf 0x%x "$wa")" '!/^#/ && $4 == n { print $1 }' "$T/fk.text")
+[ "$p" = 16.67% ] && [ "$r" = 33.33% ] && [ "$w" = 50.00% ] &&
+	grep -q ";libx_run;libx.so+$(printf 0x%x "$wa") 30\$" "$T/fk.folded"
+ok $? "libprobe alone: [probe] $p; at the leaf: its caller libx_run $r; in the middle: left out ($w, libx_run;libx.so+$(printf 0x%x "$wa") in folded)"
+! grep -q libprobe "$T/fk.text" "$T/fk.tree" "$T/fk.folded"
+ok $? "and libprobe.so is named in none of text, tree, folded"
 
 [ "$_tap_fail" -eq 0 ] || { sed 's/^/#   /' "$T/rec.err" "$T/rerr" | head -20; sed 's/^/#   /' "$T/r" | head -20; }
 done_testing
