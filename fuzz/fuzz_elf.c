@@ -1,6 +1,7 @@
 /*
  * fuzz_elf - libFuzzer target: hostile object files through the symbolizer
- * (ELF symbol tables, .gnu_debugdata, DWARF scopes and lines) and through
+ * (ELF symbol tables, .gnu_debugdata, DWARF scopes and lines, .eh_frame's
+ * function ranges) and through
  * the frame-rule learner (.eh_frame_hdr, .eh_frame, CFA programs).
  *
  * The input is written to a file and looked up as an object: names, inline
@@ -34,7 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct symobj *o = symcache_get(c, fuzz_path, NULL, 0);
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
 		struct src_frame fr[16];
+		uint64_t start;
 		(void)symobj_lookup(o, addrs[i]);
+		(void)symobj_func_start(o, addrs[i], &start);
 		(void)symobj_srcframes(o, addrs[i], fr, 16);
 		(void)cfi_rule_in_image(data, size, addrs[i]);
 	}

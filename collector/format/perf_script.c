@@ -133,11 +133,16 @@ static void print_chain(const struct report_ctx *c, const struct agg_count *k, F
 	const uint64_t *addrs = agg_stack(c->agg, k->stack, &n);
 	if (n > PROBE_MAX_FRAMES)
 		n = PROBE_MAX_FRAMES;
-	uint32_t used = 0;
+	uint32_t used = 0, hidden = 0;
+	for (uint32_t i = 0; i < n; i++)
+		hidden += (uint32_t)resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
 		const struct rsrc *src;
 		struct rwhere w;
+		/* libprobe's frames (resolve.h), unless there is nothing else. */
+		if (hidden < n && resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0))
+			continue;
 		uint32_t m = resolve_addr_where(c->res, k->image, k->gen, addrs[i], i > 0,
 						&f, &src, &w);
 		/* Room for these and one frame for each address left. */

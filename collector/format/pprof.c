@@ -382,10 +382,17 @@ static void add_sample(struct pp *p, const struct agg_count *k)
 		n = PROBE_MAX_FRAMES;
 	PSample *s = xmalloc(sizeof(*s));
 	perftools__profiles__sample__init(s);
-	s->n_location_id = n;
-	s->location_id = xcalloc(n ? n : 1, sizeof(*s->location_id));
+	uint32_t hidden = 0;
 	for (uint32_t i = 0; i < n; i++)
-		s->location_id[i] = location_id(p, k->image, k->gen, frames[i], i > 0);
+		hidden += (uint32_t)resolve_hidden(p->c->res, k->image, k->gen, frames[i], i > 0);
+	s->location_id = xcalloc(n ? n : 1, sizeof(*s->location_id));
+	for (uint32_t i = 0; i < n; i++) {
+		/* libprobe's frames (resolve.h), unless there is nothing else. */
+		if (hidden < n && resolve_hidden(p->c->res, k->image, k->gen, frames[i], i > 0))
+			continue;
+		s->location_id[s->n_location_id++] =
+			location_id(p, k->image, k->gen, frames[i], i > 0);
+	}
 	s->n_value = 2;
 	s->value = xcalloc(2, sizeof(*s->value));
 	s->value[0] = clamp64(k->samples);

@@ -158,6 +158,8 @@ static uint32_t leaf_first(struct scope *s, const struct agg_count *k, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
 		const struct rsrc *src;
+		if (resolve_hidden(s->c->res, k->image, k->gen, addrs[i], i > 0))
+			continue;       /* libprobe's own frames (resolve.h) */
 		uint32_t m = resolve_addr_where(s->c->res, k->image, k->gen, addrs[i], i > 0,
 						&f, &src, NULL);
 		/* Room for these and one frame for each address left. */
@@ -165,6 +167,10 @@ static uint32_t leaf_first(struct scope *s, const struct agg_count *k, uint32_t 
 		uint32_t skip = m > room ? m - 1 : 0;   /* only the containing function */
 		for (uint32_t j = skip; j < m; j++)
 			buf[used++] = frame_of(s, f[j].loc, &src[j]);
+	}
+	if (used == 0 && n > 0) {
+		static const struct rsrc none;
+		buf[used++] = frame_of(s, resolve_probe_loc(s->c->res), &none);
 	}
 	return used;
 }

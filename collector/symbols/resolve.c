@@ -21,6 +21,7 @@ struct addr_ent {
 	uint32_t first, n;      /* frames in r->frames */
 	struct rwhere where;    /* once where_done (resolve_addr_where) */
 	int where_done;
+	int hidden;             /* in libprobe.so: left out of stacks */
 	UT_hash_handle hh;
 };
 
@@ -47,6 +48,8 @@ struct resolver {
 	size_t nframes, frames_cap, srcs_cap;
 	struct kallsyms *ksyms; /* kernel names, loaded at the first kernel address */
 	int ksyms_tried;
+	int last_hidden;        /* lookup()'s address was in libprobe.so */
+	uint32_t probe_loc;     /* "[probe]", + 1; 0: not made yet */
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -228,6 +231,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		push_frame(r, anon_loc(r, buf, unk, unk, 0, 0), NULL);
 		return;
 	}
+	r->last_hidden = strcmp(path_basename(m->path), PROBE_LIB_BASENAME) == 0;
 	const char *path = intern_printable(r, m->path);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
@@ -256,7 +260,11 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		push_frame(r, named_loc(r, name, mod, path, 0), pos);
 		return;
 	}
-	char *s = xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
+	/* Stripped code: the function .eh_frame says contains it, by its start. */
+	uint64_t start;
+	char *s = symobj_func_start(o, vaddr, &start) ?
+		  xasprintf("%s+0x%" PRIx64, mod, start) :
+		  xasprintf("%s+0x%" PRIx64, mod, addr - m->bias);
 	push_frame(r, anon_loc(r, s, mod, path, 0, 0), pos);
 	free(s);
 }
@@ -275,9 +283,11 @@ static struct addr_ent *addr_entry(struct resolver *r, uint32_t image, uint32_t 
 	HASH_FIND(hh, r->addrs, &key, sizeof(key), e);
 	if (!e) {
 		size_t first = r->nframes;
+		r->last_hidden = 0;
 		lookup(r, image, gen, addr, is_return);
 		e = xcalloc(1, sizeof(*e));
 		e->key = key;
+		e->hidden = r->last_hidden;
 		e->first = (uint32_t)first;
 		e->n = (uint32_t)(r->nframes - first);
 		HASH_ADD(hh, r->addrs, key, sizeof(e->key), e);
@@ -355,6 +365,21 @@ uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, ui
 	return e->n;
 }
 
+int resolve_hidden(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		   int is_return)
+{
+	return addr_entry(r, image, gen, addr, is_return)->hidden;
+}
+
+uint32_t resolve_probe_loc(struct resolver *r)
+{
+	if (!r->probe_loc) {
+		const char *p = strpool_intern(r->pool, "[probe]");
+		r->probe_loc = anon_loc(r, p, p, p, 0, 0) + 1;
+	}
+	return r->probe_loc - 1;
+}
+
 uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out)
 {
 	uint32_t n;
@@ -364,7 +389,11 @@ uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rfr
 	uint32_t used = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
-		uint32_t m = resolve_addr(r, k->image, k->gen, frames[i], i > 0, &f);
+		struct addr_ent *e = addr_entry(r, k->image, k->gen, frames[i], i > 0);
+		if (e->hidden)
+			continue;       /* libprobe's own code: its caller stands for it */
+		f = &r->frames[e->first];
+		uint32_t m = e->n;
 		/* Room for this address's frames and one for each address left. */
 		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - i - 1);
 		if (m > room) {
@@ -374,6 +403,8 @@ uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rfr
 		memcpy(out + used, f, m * sizeof(*f));
 		used += m;
 	}
+	if (used == 0 && n > 0)         /* all in libprobe: counted apart */
+		out[used++] = (struct rframe){ resolve_probe_loc(r), NULL };
 	return used;
 }
 

@@ -9,14 +9,18 @@
  *     (addr - bias); symbols.h names the function.  Where DWARF has inline
  *     information (and opts.inline_frames), the functions inlined at that
  *     address come first, innermost first, named "NAME [inlined]", then the
- *     containing function.  An address no symbol covers is "module+0xOFFSET"
- *     (module = basename of the object, OFFSET the ELF address, what
- *     addr2line -e takes), one in no map "[unknown]+0xADDR", and one in the
- *     kernel's half of the address space (the kernel's frames of a sample
- *     taken in kernel mode) is named from /proc/kallsyms (kallsyms.h) in
- *     module "[kernel.kallsyms]" or "[MODULE]", as perf names them, and is
+ *     containing function.  An address no symbol covers is "module+0xSTART"
+ *     when the object's .eh_frame has an FDE covering it (START: the FDE's
+ *     first address, the function's start, so every address of one stripped
+ *     function is one location), else "module+0xOFFSET" (module = basename
+ *     of the object, START and OFFSET ELF addresses, what addr2line -e
+ *     takes), one in no map "[unknown]+0xADDR", and one in the kernel's
+ *     half of the address space (the kernel's frames of a sample taken in
+ *     kernel mode) is named from /proc/kallsyms (kallsyms.h) in module
+ *     "[kernel.kallsyms]" or "[MODULE]", as perf names them, and is
  *     "[kernel]", one location, where kallsyms shows no addresses.
- *     No frame is ever dropped.  Each frame carries its source line ("file.c:12",
+ *     No frame is ever dropped here (resolve_stack() leaves libprobe's out,
+ *     below).  Each frame carries its source line ("file.c:12",
  *     basename) where DWARF has one, else NULL.
  *   - Return addresses (every frame but the leaf) are looked up at addr - 1,
  *     which lies inside the call instruction, so a call at the very end of a
@@ -43,6 +47,9 @@
 
 #include "aggregate.h"
 #include "symbols.h"
+
+/* The profiler's own library, recognised by its mapping's basename. */
+#define PROBE_LIB_BASENAME "libprobe.so"
 
 /* Frames one stack can expand to with its inline frames. */
 #define RESOLVE_MAX_FRAMES (4 * PROBE_MAX_FRAMES)
@@ -96,6 +103,20 @@ uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint
  * where a stack would not fit, never an address).  Returns the frame count.
  */
 uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out);
+/*
+ * libprobe's own frames: an address in a mapping whose basename is
+ * libprobe.so (its handler, its wrappers of pthread_create, dlopen...) is
+ * "hidden".  resolve_stack() leaves hidden addresses out, so a sample taken
+ * in libprobe counts for the function that called into it (the next frame,
+ * a return address: its call's line); a stack with nothing else is one
+ * frame, "[probe]" (module "[probe]"), resolve_probe_loc().  Formats that
+ * walk addresses themselves skip those resolve_hidden() names, and use
+ * that location for a stack left empty.  resolve_addr() still resolves
+ * them (the contract above).
+ */
+int resolve_hidden(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
+		   int is_return);
+uint32_t resolve_probe_loc(struct resolver *r);
 /*
  * For formats that print what the others leave out (speedscope's source
  * files, perf script's addresses and SYMBOL+0xOFF): where one address

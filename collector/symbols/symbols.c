@@ -1,5 +1,6 @@
 /* symbols.c - see symbols.h. */
 #include "symbols.h"
+#include "ehframe.h"
 #include "interval.h"
 
 #include <dlfcn.h>
@@ -69,6 +70,8 @@ struct symobj {
 	char *cur;              /* free space in the last block */
 	size_t cur_left;
 	uint32_t next_idx;
+	struct ehf_range *fdes; /* .eh_frame's function ranges, sorted */
+	size_t nfdes;
 	unsigned sources;       /* SYMSRC_* bits */
 	const char *loading;    /* the path being loaded, for messages */
 	/* DWARF: opened on first use from dw_path (the file or its debug file). */
@@ -106,6 +109,7 @@ static void obj_free(struct symobj *o)
 	free(o->arena);
 	free(o->syms);
 	free(o->maxend);
+	free(o->fdes);
 	free(o->key);
 	free(o->dw_path);
 	if (o->dw)
@@ -369,6 +373,82 @@ static void finish_table(struct symobj *o)
 			offsetof(struct sym, end), o->maxend);
 }
 
+/*
+ * The largest .eh_frame we read: 256 MiB (the biggest real ones, browsers',
+ * are tens of MiB).  A larger one is a forged or damaged file.
+ */
+#define EHFRAME_MAX (256ull << 20)
+
+/*
+ * Without section headers (sstrip): .eh_frame through PT_GNU_EH_FRAME (the
+ * .eh_frame_hdr, whose first pointer is .eh_frame's address), read from
+ * the file's bytes, to the end of the segment holding it at most.
+ */
+static void fdes_by_phdrs(struct symobj *o, Elf *e, unsigned ptrsize)
+{
+	size_t nph, fsize = 0;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
+	if (!file || elf_getphdrnum(e, &nph) != 0 || nph > 65535)
+		return;
+	GElf_Phdr hp = { .p_type = PT_NULL }, ph;
+	for (size_t i = 0; i < nph; i++)
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
+			hp = ph;
+	if (hp.p_type != PT_GNU_EH_FRAME || hp.p_offset > fsize ||
+	    hp.p_filesz > fsize - hp.p_offset)
+		return;
+	uint64_t at;
+	if (!ehframe_hdr_target(file + hp.p_offset, hp.p_filesz, hp.p_vaddr, ptrsize, &at))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    at < ph.p_vaddr || at - ph.p_vaddr >= ph.p_filesz ||
+		    ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset)
+			continue;
+		uint64_t off = ph.p_offset + (at - ph.p_vaddr);
+		uint64_t len = ph.p_filesz - (at - ph.p_vaddr);
+		if (len > EHFRAME_MAX)
+			len = EHFRAME_MAX;
+		o->nfdes = ehframe_ranges(file + off, len, at, ptrsize, &o->fdes);
+		if (o->nfdes)
+			o->sources |= SYMSRC_EHFRAME;
+		return;
+	}
+}
+
+/* The function ranges of .eh_frame (ehframe.h), for code no symbol names. */
+static void read_fdes(struct symobj *o, Elf *e)
+{
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	if (o->fdes || !gelf_getehdr(e, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_type == ET_REL)
+		return;
+	unsigned ptrsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	Elf_Scn *scn = find_section(e, ".eh_frame", &sh);
+	size_t nsh;
+	if (!scn && elf_getshdrnum(e, &nsh) == 0 && nsh == 0) {
+		fdes_by_phdrs(o, e, ptrsize);   /* no section headers at all */
+		return;
+	}
+	if (!scn)
+		return;
+	if (sh.sh_type != SHT_PROGBITS || sh.sh_size == 0)
+		return;
+	if (sh.sh_size > EHFRAME_MAX) {
+		probe_warn("%s: its .eh_frame is %llu bytes, more than any real one (a "
+			   "damaged or forged file?); not read", o->loading ? o->loading :
+			   "an object", (unsigned long long)sh.sh_size);
+		return;
+	}
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size == 0)
+		return;
+	o->nfdes = ehframe_ranges(d->d_buf, d->d_size, sh.sh_addr, ptrsize, &o->fdes);
+	if (o->nfdes)
+		o->sources |= SYMSRC_EHFRAME;
+}
+
 /* Open a regular file only: a recording may name a FIFO or a device. */
 static int open_regular(const char *path)
 {
@@ -597,6 +677,7 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 		read_minidebuginfo(o, e);
 	}
 	read_plt(o, e);
+	read_fdes(o, e);
 	/* DWARF: in the file itself, else in its debug file. */
 	if (has_debug_info(e))
 		o->dw_path = xstrdup(path);
@@ -674,6 +755,7 @@ static void load_vdso(struct symobj *o, const uint8_t *bid, size_t bidlen)
 			o->sources |= SYMSRC_SYMTAB;
 		else if (read_syms(o, e, SHT_DYNSYM))
 			o->sources |= SYMSRC_DYNSYM;
+		read_fdes(o, e);
 	}
 	elf_end(e);
 }
@@ -814,6 +896,15 @@ const char *symobj_lookup(const struct symobj *o, uint64_t vaddr)
 			return o->syms[i].name;
 	}
 	return NULL;
+}
+
+int symobj_func_start(const struct symobj *o, uint64_t vaddr, uint64_t *start)
+{
+	const struct ehf_range *r = ehframe_find(o->fdes, o->nfdes, vaddr);
+	if (!r)
+		return 0;
+	*start = r->start;
+	return 1;
 }
 
 size_t symobj_count(const struct symobj *o)

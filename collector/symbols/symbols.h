@@ -25,6 +25,10 @@
  *     files are opened (a recording may name any path).
  *   - symobj_lookup() takes a file-relative address (runtime - bias, i.e. the
  *     ELF vaddr) and returns the innermost function containing it, or NULL.
+ *   - The function ranges of .eh_frame are read too (symobj_func_start), from
+ *     the same file as the names (a debug file's .eh_frame is empty), at
+ *     most 256 MiB of it (more: one warning, not read); in a file with no
+ *     section headers (sstrip), through PT_GNU_EH_FRAME.
  *   - symobj_srcframes() asks DWARF (the file's own, else its separate debug
  *     file's; opened on first use) about vaddr: the functions inlined there,
  *     innermost first, each with the source position inside it, then the
@@ -50,6 +54,7 @@ struct symobj;
 #define SYMSRC_DWARF     0x10u  /* DWARF available (inline frames, lines) */
 #define SYMSRC_MISMATCH  0x20u  /* the file is gone or changed: no names */
 #define SYMSRC_BYBUILDID 0x40u  /* ... but another file with its build-id named it */
+#define SYMSRC_EHFRAME   0x80u  /* .eh_frame's function ranges (symobj_func_start) */
 
 struct src_frame {
 	const char *name;       /* function (maybe mangled), or NULL */
@@ -65,6 +70,12 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 			    const uint8_t *build_id, size_t build_id_len);
 const char *symobj_lookup(const struct symobj *o, uint64_t vaddr);
 /* Number of function symbols loaded (0: no names). */
+/*
+ * For an address no symbol names: the start (ELF address) of the function
+ * containing it as the file's .eh_frame records it (one FDE per function,
+ * which stripping keeps: ehframe.h); 1, or 0 when no FDE covers vaddr.
+ */
+int symobj_func_start(const struct symobj *o, uint64_t vaddr, uint64_t *start);
 size_t symobj_count(const struct symobj *o);
 unsigned symobj_sources(const struct symobj *o);
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max);
