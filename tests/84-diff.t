@@ -37,10 +37,15 @@ set -- $(row "$T/diff" leaf_two); d2=$3
 set -- $(row "$T/diff" leaf_three); d3=$3
 awk -v a="$d5" -v b="$d2" -v c="$d3" 'BEGIN { exit !(a < -20 && a > -40 && b > 20 && b < 40 && c > -5 && c < 5) }'
 ok $? "leaf_five lost about 30 points ($d5), leaf_two gained about 30 ($d2), leaf_three about 0 ($d3)"
-first=$(awk '!/^#/ { print $4; exit }' "$T/diff")
-third=$(awk '!/^#/ { n++; if (n == 3) { print $4; exit } }' "$T/diff")
-[ "$third" = leaf_three ] && { [ "$first" = leaf_five ] || [ "$first" = leaf_two ]; }
-ok $? "sorted by the largest change: $first first, leaf_three third"
+# Kernel rows (kernel time is recorded by default) may have changes as
+# small as leaf_three's, so only the two large ones have a fixed place;
+# the whole column must be ordered by the size of the change.
+top2=$(awk '!/^#/ { n++; print $4; if (n == 2) exit }' "$T/diff" | sort | tr '\n' ' ')
+awk '!/^#/ { d = $3 < 0 ? -$3 : $3; if (n++ && d > last + 0.001) bad++; last = d }
+	END { exit bad + 0 }' "$T/diff"
+r=$?
+[ "$top2" = "leaf_five leaf_two " ] && [ $r = 0 ]
+ok $? "sorted by the largest change: ${top2}first, every change no larger than the one above"
 
 "$PROBE" diff --format folded "$T/base.probe" "$T/new.probe" >"$T/fold" 2>>"$T/err"
 sb=$(awk '/^# event:/ { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^samples/) { print $i; exit } }' "$T/rb")
