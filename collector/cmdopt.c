@@ -3,7 +3,9 @@
  */
 #include "cmdopt.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,18 +46,94 @@ void sampling_init(struct sampling *s)
 	s->value = PROBE_DEFAULT_FREQ;
 }
 
-int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
+/* One more event after the first: distinct, and one this machine samples. */
+static int add_more(const char *cmd, const char *arg, struct sampling *s,
+		    const struct event_spec *ev)
 {
-	switch (c) {
-	case 'e': {
-		char err[768];
-		if (event_parse(arg, &s->ev, err, sizeof(err)) < 0) {
+	int dup = strcmp(ev->name, s->ev.name) == 0;
+	for (unsigned i = 0; i < s->nmore; i++)
+		dup |= strcmp(ev->name, s->more[i].name) == 0;
+	if (dup) {
+		fprintf(stderr, "probe: %s: -e %s: %s is asked for twice; give each "
+			"event once\n", cmd, arg, ev->name);
+		return 2;
+	}
+	if (s->nmore == PROBE_EVENTS_MAX - 1) {
+		fprintf(stderr, "probe: %s: -e %s: at most %u events in one run\n", cmd,
+			arg, PROBE_EVENTS_MAX);
+		return 2;
+	}
+	struct event_spec *m = &s->more[s->nmore];
+	*m = *ev;
+	if (!m->has_attr && event_attr(m->name, &m->type, &m->config) < 0) {
+		fprintf(stderr, "probe: %s: -e %s: unknown event '%s'\n", cmd, arg, m->name);
+		return 2;
+	}
+	m->has_attr = 1;
+	int e = event_try_open(m->type, m->config, m->config1, m->config2,
+			       strchr(m->modifier, 'k') != NULL);
+	if (e) {
+		int hw = m->type != PERF_TYPE_SOFTWARE;
+		fprintf(stderr, "probe: %s: -e %s: %s cannot be sampled here (%s)%s; "
+			"leave it out\n", cmd, arg, m->name, strerror(e),
+			hw && (e == ENOENT || e == EOPNOTSUPP || e == ENODEV) ?
+			": it counts with the CPU's performance counters, which this "
+			"machine does not expose (as in most VMs)" : "");
+		return 2;
+	}
+	s->nmore++;
+	return 1;
+}
+
+/* -e SPEC: one event, or several separated by commas outside PMU/.../. */
+static int event_option(const char *cmd, const char *arg, struct sampling *s)
+{
+	char err[768], one[256];
+	const char *p = arg;
+	if (!*arg) {
+		fprintf(stderr, "probe: %s: -e needs an event name; use one of %s\n", cmd,
+			event_list());
+		return 2;
+	}
+	while (*p) {
+		size_t n = 0;
+		int slashes = 0;
+		while (p[n] && !(p[n] == ',' && !(slashes & 1)))
+			slashes += p[n++] == '/';
+		if (n == 0 || n >= sizeof(one)) {
+			fprintf(stderr, "probe: %s: -e %s: %s\n", cmd, arg, n ? "an event "
+				"name too long" : "an empty event name between commas");
+			return 2;
+		}
+		memcpy(one, p, n);
+		one[n] = 0;
+		p += n;
+		if (*p == ',' && !*++p) {
+			fprintf(stderr, "probe: %s: -e %s: an event name is missing after "
+				"the last comma\n", cmd, arg);
+			return 2;
+		}
+		struct event_spec ev;
+		if (event_parse(one, &ev, err, sizeof(err)) < 0) {
 			fprintf(stderr, "probe: %s: %s\n", cmd, err);
 			return 2;
 		}
-		s->event = s->ev.name;
-		return 1;
+		if (!s->have_event) {
+			s->ev = ev;
+			s->event = s->ev.name;
+			s->have_event = 1;
+		} else if (add_more(cmd, arg, s, &ev) != 1) {
+			return 2;
+		}
 	}
+	return 1;
+}
+
+int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
+{
+	switch (c) {
+	case 'e':
+		return event_option(cmd, arg, s);
 	case 'F':
 		if (parse_u64(arg, &s->value) < 0 || s->value < 1 || s->value > PROBE_MAX_FREQ) {
 			fprintf(stderr, "probe: %s: -F %s: the frequency must be a whole "

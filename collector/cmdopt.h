@@ -7,7 +7,9 @@
  *   - cmd_bad_option(cmd, c, argv) explains what getopt_long (opterr = 0,
  *     optstring starting ":" or "+:") returned ':' or '?' for, the same way,
  *     and returns 2.
- *   - struct sampling holds -e/-F/-c (-e as events.h parses it): sampling_init() sets the defaults
+ *   - struct sampling holds -e/-F/-c (-e as events.h parses it; several
+ *     events, as perf takes them: -e a,b or -e a -e b, each checked to open
+ *     here): sampling_init() sets the defaults
  *     (cpu-clock at PROBE_DEFAULT_FREQ Hz); sampling_option() takes option c
  *     with its argument: 1 when it was one of them, 0 when not (nothing
  *     done), 2 after a message when its value is bad; sampling_check()
@@ -19,6 +21,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "probe/wire.h"
 
 #define PROBE_DEFAULT_FREQ 999
 #define PROBE_MAX_FREQ 100000
@@ -29,7 +32,11 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
 
 struct sampling {
 	const char *event;      /* ev.name */
-	struct event_spec ev;   /* -e as parsed (events.h) */
+	struct event_spec ev;   /* -e as parsed (events.h): the first event */
+	/* The events after it (-e a,b or -e a -e b), attr resolved (has_attr). */
+	struct event_spec more[PROBE_EVENTS_MAX - 1];
+	unsigned nmore;
+	int have_event;         /* an -e was given */
 	int use_period;         /* value is a period, not a frequency */
 	uint64_t value;
 	int have_freq, have_period;

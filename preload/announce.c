@@ -62,7 +62,7 @@ void probe_proc_read(void)
 static int send_hello(void)
 {
 	size_t cap = PROBE_FRAME_HDR + 128 + 2 * PATH_MAX + ARGS_MAX +
-		     PROBE_MAX_ARGS * 2;
+		     PROBE_MAX_ARGS * 2 + PROBE_EVENTS_MAX * 80;
 	uint8_t *b = malloc(cap);
 	struct probe_wbuf w;
 	size_t at, i, argc = 0;
@@ -104,6 +104,14 @@ static int send_hello(void)
 		tmp[n] = 0;
 		probe_put_str(&w, tmp);
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
+	}
+	if (probe_mode != PROBE_MODE_TIMER && probe_cfg.nextra) {
+		probe_put_u8(&w, (uint8_t)probe_cfg.nextra);
+		for (i = 0; i < probe_cfg.nextra; i++) {
+			probe_put_u32(&w, probe_cfg.extra[i].type);
+			probe_put_u64(&w, probe_cfg.extra[i].config);
+			probe_put_str(&w, probe_cfg.extra[i].name);
+		}
 	}
 	probe_frame_end(&w, at);
 	if (w.ok) {

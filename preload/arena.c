@@ -164,7 +164,7 @@ void probe_slot_done(int slot, const char *name)
 
 /* ---- SIGNAL CONTEXT ------------------------------------------------------ */
 
-int probe_slot_push(int slot, uint64_t time, uint64_t weight,
+int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 		    const uint64_t *frames, uint32_t n)
 {
 	struct probe_arena *a = probe_arena;
@@ -182,6 +182,7 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight,
 	probe_put_u16(&w, 0);
 	probe_put_uv(&w, time);
 	probe_put_uv(&w, weight);
+	probe_put_uv(&w, ev);
 	probe_put_uv(&w, n);
 	for (uint32_t i = 0; i < n; i++) {
 		probe_put_sv(&w, (int64_t)(frames[i] - prev));

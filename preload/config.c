@@ -38,6 +38,10 @@
  *                 being its name for the recording
  *   PROBE_EVENT_MODIFIER  u, k or uk (probe record -e EVENT:u...): user
  *                 space only, kernel only, or both; overrides PROBE_KERNEL
+ *   PROBE_EVENT_MORE  the events sampled beside PROBE_EVENT (probe record
+ *                 -e a,b), each sampled on its own at the same rate:
+ *                 TYPE:CONFIG:CONFIG1:CONFIG2:MOD:NAME, separated by ';'
+ *                 (MOD: empty, u, k or uk), at most 7
  *   PROBE_RING_PAGES  data pages of each thread's perf ring (probe record
  *                 -m; a power of two), default 1
  *   PROBE_NO_INHERIT  1 (probe record --no-inherit): profile this process
@@ -289,6 +293,64 @@ static int read_event_attr(const char *name)
 	return 1;
 }
 
+/* One entry of PROBE_EVENT_MORE (see the header) into x; 0 if malformed. */
+static int parse_extra(const char *s, size_t n, struct probe_xevent *x)
+{
+	char buf[256], *p = buf, *end;
+	unsigned long long v[4];
+
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	for (int i = 0; i < 4; i++) {
+		errno = 0;
+		v[i] = strtoull(p, &end, 0);
+		if (errno || end == p || *end != ':')
+			return 0;
+		p = end + 1;
+	}
+	x->modifier = 0;
+	for (; *p && *p != ':'; p++) {
+		if (*p == 'u')
+			x->modifier |= PROBE_MOD_USER;
+		else if (*p == 'k')
+			x->modifier |= PROBE_MOD_KERNEL;
+		else
+			return 0;
+	}
+	if (*p != ':' || !p[1] || v[0] > 0xffffffffull)
+		return 0;
+	snprintf(x->name, sizeof x->name, "%s", p + 1);
+	x->type = (uint32_t)v[0];
+	x->config = v[1];
+	x->config1 = v[2];
+	x->config2 = v[3];
+	return 1;
+}
+
+static void read_extra_events(void)
+{
+	const char *s = getenv("PROBE_EVENT_MORE"), *e;
+
+	probe_cfg.nextra = 0;
+	for (; s && *s; s = *e ? e + 1 : e) {
+		e = strchr(s, ';');
+		if (!e)
+			e = s + strlen(s);
+		if (probe_cfg.nextra == PROBE_EVENTS_MAX - 1 ||
+		    !parse_extra(s, (size_t)(e - s),
+				 &probe_cfg.extra[probe_cfg.nextra])) {
+			probe_msg("PROBE_EVENT_MORE: '%.*s' is not TYPE:CONFIG:CONFIG1:"
+				  "CONFIG2:MOD:NAME, or more than %u events; sampling "
+				  "the ones before it", (int)(e - s > 64 ? 64 : e - s),
+				  s, PROBE_EVENTS_MAX - 1);
+			return;
+		}
+		probe_cfg.nextra++;
+	}
+}
+
 static void read_record_opts(void)
 {
 	const char *s = getenv("PROBE_EVENT_MODIFIER");
@@ -378,6 +440,7 @@ void probe_config_read(void)
 	read_signal();
 	read_kernel();
 	read_record_opts();
+	read_extra_events();
 	s = getenv("PROBE_TIMER");
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_HANDLER_STATS");

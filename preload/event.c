@@ -1,7 +1,13 @@
 /*
- * event.c - one perf event per thread, and the reader of its mmap ring.
+ * event.c - the perf events of a thread, and the reader of their mmap rings.
  *
- * The event is opened for one tid (cpu = -1: wherever it runs), counts
+ * Each thread has the first event (probe_cfg's) and the extra ones asked
+ * for (-e a,b: PROBE_EVENT_MORE), each sampled on its own, as perf samples
+ * each event of a list, with its own ring and signal: the handler is told
+ * which one overflowed (sigtrap's si_perf_data, F_SETSIG's si_fd) and
+ * tags the sample with its index.  Everything below holds for each event.
+ *
+ * An event is opened for one tid (cpu = -1: wherever it runs), counts
  * kernel time too where the user may (else user space only, silently; see
  * config.c: PROBE_KERNEL), and signals that very thread on every sample, so
  * the handler runs on the stack it must unwind.  With kernel time, each
@@ -64,100 +70,153 @@
 int probe_mode = PROBE_MODE_PERF;
 uint64_t probe_ringless;
 
-int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
+void probe_events_clear(struct probe_thread *t)
 {
-	struct perf_event_attr attr;
-	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = tid };
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned pages;
-	size_t len = 0;
-	void *ring = NULL;
-	int fd, err;
+	for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++) {
+		memset(&t->ev[i], 0, sizeof t->ev[i]);
+		t->ev[i].fd = -1;
+		t->ev[i].sigfd = -1;
+	}
+}
 
-	memset(&attr, 0, sizeof attr);
-	attr.size = sizeof attr;
-	attr.type = probe_cfg.type;
-	attr.config = probe_cfg.config;
-	attr.freq = probe_cfg.freq ? 1 : 0;
+/* What to open: the first event (probe_cfg) or extra event i - 1. */
+struct ev_spec {
+	uint32_t type;
+	uint64_t config, config1, config2;
+	int modifier;
+};
+
+static void ev_spec_of(unsigned i, struct ev_spec *sp)
+{
+	if (i == 0) {
+		*sp = (struct ev_spec){ probe_cfg.type, probe_cfg.config,
+					probe_cfg.config1, probe_cfg.config2,
+					probe_cfg.modifier };
+		return;
+	}
+	const struct probe_xevent *x = &probe_cfg.extra[i - 1];
+	*sp = (struct ev_spec){ x->type, x->config, x->config1, x->config2,
+				x->modifier };
+}
+
+/* The attr of event i for t (disabled; the sampling signal set up). */
+static void attr_of(struct perf_event_attr *attr, struct probe_thread *t,
+		    unsigned i, const struct ev_spec *sp)
+{
+	memset(attr, 0, sizeof *attr);
+	attr->size = sizeof *attr;
+	attr->type = sp->type;
+	attr->config = sp->config;
+	attr->config1 = sp->config1;
+	attr->config2 = sp->config2;
+	attr->freq = probe_cfg.freq ? 1 : 0;
 	if (probe_cfg.freq)
-		attr.sample_freq = probe_cfg.value;
+		attr->sample_freq = probe_cfg.value;
 	else
-		attr.sample_period = probe_cfg.value;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD;
-	attr.disabled = 1;
-	if (probe_cfg.kernel && !probe_cfg.trap && !probe_cfg.kernel_asked &&
-	    !probe_cfg.modifier) {
-		/* F_SETSIG: a kernel-mode overflow would break system calls. */
-		probe_cfg.kernel = 0;
-		probe_cfg.kernel_why = PROBE_HELLO_KWHY_SETSIG;
+		attr->sample_period = probe_cfg.value;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_PERIOD;
+	attr->disabled = 1;
+	attr->exclude_kernel = !probe_cfg.kernel;
+	if (sp->modifier) {             /* -e EVENT:u / :k / :uk wins */
+		attr->exclude_user = !(sp->modifier & PROBE_MOD_USER);
+		attr->exclude_kernel = !(sp->modifier & PROBE_MOD_KERNEL);
 	}
-	attr.exclude_kernel = !probe_cfg.kernel;
-	if (probe_cfg.modifier) {       /* -e EVENT:u / :k / :uk wins */
-		attr.exclude_user = !(probe_cfg.modifier & PROBE_MOD_USER);
-		attr.exclude_kernel = !(probe_cfg.modifier & PROBE_MOD_KERNEL);
+	if (!attr->exclude_kernel) {
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr->exclude_callchain_user = 1;
+		attr->sample_max_stack = PROBE_KSTACK_MAX;
 	}
-	attr.config1 = probe_cfg.config1;
-	attr.config2 = probe_cfg.config2;
-	if (!attr.exclude_kernel) {
-		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		attr.exclude_callchain_user = 1;
-		attr.sample_max_stack = PROBE_KSTACK_MAX;
-	}
-	attr.exclude_hv = 1;
-	attr.use_clockid = 1;
-	attr.clockid = CLOCK_MONOTONIC;
+	attr->exclude_hv = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 	if (probe_cfg.trap) {
-		attr.sigtrap = 1;
-		attr.remove_on_exec = 1;        /* required with sigtrap */
-		attr.sig_data = (uint64_t)(uintptr_t)t;
-		attr.watermark = 1;             /* the kernel caps it at the ring */
-		attr.wakeup_watermark = 1u << 30;
+		attr->sigtrap = 1;
+		attr->remove_on_exec = 1;       /* required with sigtrap */
+		attr->sig_data = (uint64_t)(uintptr_t)t + i;
+		attr->watermark = 1;            /* the kernel caps it at the ring */
+		attr->wakeup_watermark = 1u << 30;
 	} else {
-		attr.wakeup_events = 1;
+		attr->wakeup_events = 1;
 	}
+}
 
-	*step = "perf_event_open";
-	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-			  PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EOVERFLOW && attr.sample_max_stack) {
+static int sys_open(struct perf_event_attr *attr, pid_t tid)
+{
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+/* perf_event_open, with the first event's fallbacks (kernel time refused). */
+static int open_fd(struct perf_event_attr *attr, pid_t tid, unsigned i,
+		   int modifier)
+{
+	int fd = sys_open(attr, tid);
+
+	if (fd < 0 && errno == EOVERFLOW && attr->sample_max_stack) {
 		/* kernel.perf_event_max_stack is lower: take its default. */
-		attr.sample_max_stack = 0;
-		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-				  PERF_FLAG_FD_CLOEXEC);
+		attr->sample_max_stack = 0;
+		fd = sys_open(attr, tid);
 	}
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel &&
-	    !probe_cfg.modifier) {
+	if (fd < 0 && i == 0 && (errno == EACCES || errno == EPERM) &&
+	    !attr->exclude_kernel && !modifier) {
 		/* Kernel samples not allowed: user space, as perf :u, silently. */
 		probe_cfg.kernel = 0;
 		probe_cfg.kernel_why = PROBE_HELLO_KWHY_DENIED;
-		attr.exclude_kernel = 1;
-		attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
-		attr.exclude_callchain_user = 0;
-		attr.sample_max_stack = 0;
-		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-				  PERF_FLAG_FD_CLOEXEC);
+		attr->exclude_kernel = 1;
+		attr->sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		attr->exclude_callchain_user = 0;
+		attr->sample_max_stack = 0;
+		fd = sys_open(attr, tid);
 	}
+	return fd;
+}
+
+/* The biggest ring the locked-memory budget allows (-m: asked for). */
+static void *map_ring(int fd, size_t *len, unsigned *pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *ring;
+	unsigned n;
+
+	for (n = probe_cfg.ring_pages ? probe_cfg.ring_pages : RING_DATA_PAGES;;
+	     n = n > RING_DATA_PAGES ? RING_DATA_PAGES : 0) {
+		*len = (size_t)page * (1 + n);
+		ring = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (ring != MAP_FAILED) {
+			*pages = n;
+			return ring;
+		}
+		if (n == 0)
+			break;
+	}
+	*len = 0;
+	*pages = 0;
+	return NULL;
+}
+
+/* Open event i of thread tid into t->ev[i]; 0 or -errno. */
+static int open_one(struct probe_thread *t, unsigned i, pid_t tid,
+		    const char **step)
+{
+	struct probe_ev *e = &t->ev[i];
+	struct perf_event_attr attr;
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = tid };
+	struct ev_spec sp;
+	unsigned pages;
+	size_t len;
+	void *ring;
+	int fd, err;
+
+	ev_spec_of(i, &sp);
+	attr_of(&attr, t, i, &sp);
+	*step = "perf_event_open";
+	fd = open_fd(&attr, tid, i, sp.modifier);
 	if (fd < 0)
 		return -errno;
-
-	/* The biggest ring the locked-memory budget allows (-m: asked for). */
-	for (pages = probe_cfg.ring_pages ? probe_cfg.ring_pages : RING_DATA_PAGES;;
-	     pages = pages > RING_DATA_PAGES ? RING_DATA_PAGES : 0) {
-		len = (size_t)page * (1 + pages);
-		ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (ring != MAP_FAILED)
-			break;
-		ring = NULL;
-		if (pages == 0)
-			break;
-	}
-	if (!ring) {
-		/* Ringless: the fd must stay; keep it out of the program's way. */
+	ring = map_ring(fd, &len, &pages);
+	if (!ring)      /* Ringless: the fd must stay; out of the program's way. */
 		fd = probe_fd_high(fd);
-		len = 0;
-		pages = 0;
-	}
 
 	/* Owner and signal first, O_ASYNC last: no signal before both are set. */
 	*step = "fcntl";
@@ -170,16 +229,51 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 		probe_sys_close(fd);
 		return -err;
 	}
-	t->ring = ring;
-	t->ring_len = len;
-	t->data_pages = pages;
-	t->kstack = (attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
-	t->fd = fd;
+	e->ring = ring;
+	e->ring_len = len;
+	e->data_pages = pages;
+	e->kstack = (attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
+	e->fd = fd;
 	if (!ring)
 		probe_fd_own(fd);
-	__atomic_store_n(&t->sigfd, fd, __ATOMIC_RELEASE);
-	if (pages == 0)
+	__atomic_store_n(&e->sigfd, fd, __ATOMIC_RELEASE);
+	if (pages == 0 && i == 0)
 		__atomic_add_fetch(&probe_ringless, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* An extra event the kernel refused: said once per event, then left out. */
+static void extra_refused(unsigned i, int err)
+{
+	static int said[PROBE_EVENTS_MAX];
+
+	if (__atomic_exchange_n(&said[i], 1, __ATOMIC_RELAXED))
+		return;
+	probe_msg("cannot sample %s beside %s (%s); its samples are missing "
+		  "from this process", probe_cfg.extra[i - 1].name,
+		  probe_cfg.event_name, strerror(err));
+}
+
+int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
+{
+	int r;
+
+	if (probe_cfg.kernel && !probe_cfg.trap && !probe_cfg.kernel_asked &&
+	    !probe_cfg.modifier) {
+		/* F_SETSIG: a kernel-mode overflow would break system calls. */
+		probe_cfg.kernel = 0;
+		probe_cfg.kernel_why = PROBE_HELLO_KWHY_SETSIG;
+	}
+	r = open_one(t, 0, tid, step);
+	if (r < 0)
+		return r;
+	for (unsigned i = 1; i <= probe_cfg.nextra && i < PROBE_EVENTS_MAX; i++) {
+		const char *st;
+
+		r = open_one(t, i, tid, &st);
+		if (r < 0)
+			extra_refused(i, -r);
+	}
 	return 0;
 }
 
@@ -224,34 +318,46 @@ void probe_event_choose_signal(void)
 
 int probe_event_enable(struct probe_thread *t)
 {
-	int r;
+	int r = -1;
 
-	if (t->fd < 0)
-		return -1;
-	r = ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0);
-	if (t->ring) {
-		/* The mapping holds the event from now on. */
-		probe_sys_close(t->fd);
-		t->fd = -1;
+	for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++) {
+		struct probe_ev *e = &t->ev[i];
+
+		if (e->fd < 0)
+			continue;
+		if (ioctl(e->fd, PERF_EVENT_IOC_ENABLE, 0) == 0 && i == 0)
+			r = 0;
+		if (e->ring) {
+			/* The mapping holds the event from now on. */
+			probe_sys_close(e->fd);
+			e->fd = -1;
+		}
 	}
 	return r;
 }
 
-void probe_event_close(struct probe_thread *t)
+static void close_one(struct probe_thread *t, struct probe_ev *e)
 {
-	__atomic_store_n(&t->sigfd, -1, __ATOMIC_RELEASE);
-	if (t->fd >= 0) {
-		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
-		probe_fd_disown(t->fd);
-		probe_sys_close(t->fd);
-		t->fd = -1;
+	__atomic_store_n(&e->sigfd, -1, __ATOMIC_RELEASE);
+	if (e->fd >= 0) {
+		ioctl(e->fd, PERF_EVENT_IOC_DISABLE, 0);
+		probe_fd_disown(e->fd);
+		probe_sys_close(e->fd);
+		e->fd = -1;
 	}
-	void *ring = __atomic_exchange_n(&t->ring, NULL, __ATOMIC_SEQ_CST);
+	void *ring = __atomic_exchange_n(&e->ring, NULL, __ATOMIC_SEQ_CST);
 	if (ring) {
 		while (__atomic_load_n(&t->peek, __ATOMIC_SEQ_CST))
 			__builtin_ia32_pause();
-		munmap(ring, t->ring_len);
+		munmap(ring, e->ring_len);
 	}
+}
+
+void probe_event_close(struct probe_thread *t)
+{
+	/* The first last: its sigfd says whether the thread is sampled. */
+	for (unsigned i = PROBE_EVENTS_MAX; i-- > 0;)
+		close_one(t, &t->ev[i]);
 }
 
 /*
@@ -261,24 +367,26 @@ void probe_event_close(struct probe_thread *t)
  */
 void probe_event_forget(struct probe_thread *t)
 {
-	if (t->ring)
-		munmap(t->ring, t->ring_len);
-	t->ring = NULL;
-	if (t->fd >= 0) {
-		probe_fd_disown(t->fd);
-		probe_sys_close(t->fd);
+	for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++) {
+		struct probe_ev *e = &t->ev[i];
+
+		if (e->ring)
+			munmap(e->ring, e->ring_len);
+		if (e->fd >= 0) {
+			probe_fd_disown(e->fd);
+			probe_sys_close(e->fd);
+		}
 	}
-	t->fd = -1;
-	t->sigfd = -1;
+	probe_events_clear(t);
 }
 
 /* ---- ring reader: SIGNAL CONTEXT safe ---------------------------------- */
 
-int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it)
+int probe_ring_begin(const struct probe_ev *e, struct probe_ring_it *it)
 {
-	struct perf_event_mmap_page *m = t->ring;
+	struct perf_event_mmap_page *m = e->ring;
 
-	if (!m || t->data_pages == 0)
+	if (!m || e->data_pages == 0)
 		return 0;
 	it->meta = m;
 	it->data = (const uint8_t *)m + m->data_offset;
@@ -339,7 +447,8 @@ void probe_ring_end(struct probe_ring_it *it)
  * Another thread: how many samples does t's ring hold that its thread has
  * not taken (at most 16 counted)?  One is normal: its signal is on its way.
  * The owner may unmap the ring at any time (exec path, no locks): it
- * clears t->ring first and waits while t->peek is set (probe_event_close).
+ * clears t->ev[0].ring first and waits while t->peek is set
+ * (probe_event_close).
  */
 unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail)
 {
@@ -349,8 +458,8 @@ unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail)
 	unsigned n = 0;
 
 	__atomic_store_n(&t->peek, 1, __ATOMIC_SEQ_CST);
-	m = __atomic_load_n(&t->ring, __ATOMIC_SEQ_CST);
-	if (m && t->data_pages) {
+	m = __atomic_load_n(&t->ev[0].ring, __ATOMIC_SEQ_CST);
+	if (m && t->ev[0].data_pages) {
 		it.data = (const uint8_t *)m + m->data_offset;
 		it.size = m->data_size;
 		it.head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);

@@ -9,15 +9,17 @@
  * frame rules (cfi.c), and libunwind (unwind.c).
  *
  * Contract:
- *   - A signal is ours only when the kernel sent it for our event (sigtrap:
- *     TRAP_PERF with the current thread's state as si_perf_data; F_SETSIG:
- *     si_code > 0 and si_fd is the current thread's event) or for our timer
+ *   - A signal is ours only when the kernel sent it for one of our events
+ *     (sigtrap: TRAP_PERF with the current thread's state plus the event's
+ *     index as si_perf_data; F_SETSIG: si_code > 0 and si_fd is one of the
+ *     current thread's events) or for our timer
  *     (SI_TIMER and si_value is the current thread's state).  Anything else
  *     (kill, sigqueue, the program's own F_SETSIG fds and timers) goes to the
  *     program as it would have without us (signals.c: its handler, its mask,
  *     its flags, or the default action).
- *   - Ours, perf mode: drain the thread's perf ring.  Each PERF_RECORD_SAMPLE
- *     becomes one sample in the thread's arena slot; the one taken at the
+ *   - Ours, perf mode: drain the perf ring of the event that overflowed.
+ *     Each PERF_RECORD_SAMPLE becomes one sample in the thread's arena slot,
+ *     tagged with the event's index; the one taken at the
  *     interrupted instruction (the ucontext's RIP) gets the unwound stack,
  *     others keep their IP only (counted as PROBE_LOST_UNWIND, "truncated"
  *     in the summaries).  A sample taken in the kernel carries the
@@ -93,9 +95,9 @@ static inline void counted(struct probe_thread *t)
 
 /* Into t's slot; a full ring is a loss the collector will see. */
 static void push(struct probe_thread *t, uint64_t time, uint64_t period,
-		 const uint64_t *frames, int n)
+		 unsigned ev, const uint64_t *frames, int n)
 {
-	if (probe_slot_push(t->slot, time, period, frames, (uint32_t)n) < 0)
+	if (probe_slot_push(t->slot, time, period, ev, frames, (uint32_t)n) < 0)
 		probe_lost(t, PROBE_LOST_QUEUE, 1);
 }
 
@@ -130,12 +132,12 @@ static int stack_or_leaf(struct probe_thread *t, uint64_t *stack, int *first,
  * first; PERF_CONTEXT_* markers are not addresses) into k, at most
  * PROBE_KSTACK_MAX; at least the sampled IP.
  */
-static int kernel_frames(const struct probe_thread *t, const uint64_t *w,
+static int kernel_frames(const struct probe_ev *e, const uint64_t *w,
 			 size_t len, uint64_t *k)
 {
 	int nk = 0;
 
-	if (t->kstack && len >= 6 * sizeof(uint64_t)) {
+	if (e->kstack && len >= 6 * sizeof(uint64_t)) {
 		uint64_t nr = w[5], have = len / sizeof(uint64_t) - 6;
 
 		for (uint64_t i = 0; i < nr && i < have && nk < (int)PROBE_KSTACK_MAX; i++)
@@ -150,70 +152,105 @@ static int kernel_frames(const struct probe_thread *t, const uint64_t *w,
 	return nk;
 }
 
-int probe_drain_ring(struct probe_thread *t, void *uc)
+/*
+ * The user stack of the interrupted context, walked once per drain: every
+ * kernel sample in the ring shares it (they were all taken since the
+ * thread last left user space, which it does again at RIP), and so does a
+ * user sample taken at RIP.  Kernel frames go in front of it: room for both.
+ */
+struct ustack {
+	uint64_t buf[PROBE_KSTACK_MAX + 1 + PROBE_UNWIND_BUF];
+	int first, n, partial, walked;
+};
+
+static uint64_t *user_stack(struct probe_thread *t, void *uc, struct ustack *u)
 {
+	uint64_t *at = u->buf + PROBE_KSTACK_MAX + 1;
+
+	if (!u->walked) {
+		u->walked = 1;
+		u->first = u->partial = 0;
+		u->n = probe_unwind(t, uc, at, &u->first, probe_in_loader != 0,
+				    &u->partial);
+		if (u->n > 0 && probe_cfg.handler_stats) {
+			__atomic_add_fetch(&hstat_frames, (uint64_t)u->n,
+					   __ATOMIC_RELAXED);
+			__atomic_add_fetch(&hstat_stacks, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return at + u->first;
+}
+
+/* One sample of the ring; u: NULL when no stack can be walked. */
+static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
+			unsigned ev, const uint64_t *w, size_t len, uint64_t rip,
+			void *uc, struct ustack *u)
+{
+	/* header, ip, pid|tid, time, period[, nr, ips[nr]] */
+	uint64_t ip = w[1], time = w[3], period = w[4];
+	int in_kernel = ip >= PROBE_KERNEL_START;
+	uint64_t *us = NULL;
+
+	counted(t);
+	if (u && (ip == rip || in_kernel))
+		us = user_stack(t, uc, u);
+	if (us && (u->n <= 0 || u->partial))
+		probe_lost(t, PROBE_LOST_UNWIND, 1);    /* truncated */
+	if (!in_kernel) {
+		if (!us)
+			probe_lost(t, PROBE_LOST_UNWIND, 1);
+		if (us && u->n > 0)
+			push(t, time, period, ev, us, u->n);
+		else
+			push(t, time, period, ev, &ip, 1);
+		return;
+	}
+	/*
+	 * A kernel sample is followed by this signal on the way back to user
+	 * space: RIP is where the user stack resumes.  Its frames: the
+	 * kernel's callchain (leaf first), then the user stack.
+	 */
+	uint64_t k[PROBE_KSTACK_MAX];
+	int nk = kernel_frames(e, w, len, k), n = us && u->n > 0 ? u->n : 0;
+
+	if (!us)
+		probe_lost(t, PROBE_LOST_UNWIND, 1);
+	if (!us)
+		us = u ? u->buf + PROBE_KSTACK_MAX + 1 : k + nk;
+	if (n > (int)PROBE_MAX_FRAMES - nk)
+		n = (int)PROBE_MAX_FRAMES - nk;
+	if (us != k + nk)
+		memcpy(us - nk, k, (size_t)nk * sizeof k[0]);
+	push(t, time, period, ev, us - nk, nk + n);
+}
+
+int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc)
+{
+	const struct probe_ev *e = &t->ev[ev];
 	struct probe_ring_it it;
 	union {
 		struct perf_event_header h;
 		uint64_t w[REC_WORDS];
 	} rec;
-	/* Kernel frames go in front of the user stack: room for both. */
-	uint64_t stack[PROBE_KSTACK_MAX + PROBE_UNWIND_BUF];
-	uint64_t *ustack = stack + PROBE_KSTACK_MAX - 1;   /* its [0]: unused */
+	struct ustack u;
 	uint64_t rip = 0;
-	int can_unwind = 0, attached = 0, taken = 0;
+	int can_unwind = 0, taken = 0;
 	unsigned type;
 	size_t len;
 
-	if (!probe_ring_begin(t, &it))
+	if (!probe_ring_begin(e, &it))
 		return 0;
 	if (uc) {
 		rip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 		can_unwind = !probe_stopping;
 	}
+	u.walked = 0;
 	while ((type = probe_ring_next(&it, &rec, sizeof rec, &len)) != 0) {
 		taken++;
 		if (type == PERF_RECORD_SAMPLE) {
-			/* header, ip, pid|tid, time, period[, nr, ips[nr]] */
-			if (len < 5 * sizeof(uint64_t))
-				continue;
-			uint64_t ip = rec.w[1];
-			uint64_t time = rec.w[3], period = rec.w[4];
-			int first = 0, n = 0, partial = 0;
-
-			counted(t);
-			/*
-			 * A kernel sample is followed by this signal on the way
-			 * back to user space: RIP is where the user stack
-			 * resumes.  Its frames: the kernel's callchain (leaf
-			 * first), then the user stack walked from RIP.
-			 */
-			int in_kernel = ip >= PROBE_KERNEL_START;
-			if (can_unwind && !attached && (ip == rip || in_kernel)) {
-				attached = 1;
-				n = probe_unwind(t, uc, ustack, &first,
-						 probe_in_loader != 0, &partial);
-			}
-			if (!in_kernel) {
-				n = stack_or_leaf(t, ustack, &first, n, ip, partial);
-				push(t, time, period, ustack + first, n);
-				continue;
-			}
-			/* ustack + first == stack + PROBE_KSTACK_MAX */
-			uint64_t k[PROBE_KSTACK_MAX];
-			int nk = kernel_frames(t, rec.w, len, k);
-
-			if (n <= 0) {
-				n = 0;
-				probe_lost(t, PROBE_LOST_UNWIND, 1);
-			} else {
-				stack_or_leaf(t, ustack, &first, n, ip, partial);
-			}
-			if (n > (int)PROBE_MAX_FRAMES - nk)
-				n = (int)PROBE_MAX_FRAMES - nk;
-			memcpy(stack + PROBE_KSTACK_MAX - nk, k,
-			       (size_t)nk * sizeof k[0]);
-			push(t, time, period, stack + PROBE_KSTACK_MAX - nk, nk + n);
+			if (len >= 5 * sizeof(uint64_t))
+				ring_sample(t, e, ev, rec.w, len, rip, uc,
+					    can_unwind ? &u : NULL);
 		} else if (type == PERF_RECORD_LOST) {
 			/* header, id, lost */
 			if (len >= 3 * sizeof(uint64_t))
@@ -226,8 +263,19 @@ int probe_drain_ring(struct probe_thread *t, void *uc)
 	return taken;
 }
 
+int probe_drain_all(struct probe_thread *t)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++)
+		if (t->ev[i].ring)
+			n += probe_drain_ring(t, i, NULL);
+	return n;
+}
+
 /* One sample at the interrupted instruction, with its stack. */
-static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
+static void sample_uc(struct probe_thread *t, unsigned ev, void *uc,
+		      uint64_t period)
 {
 	uint64_t stack[PROBE_UNWIND_BUF];
 	int first = 0, n = 0, partial = 0;
@@ -239,7 +287,7 @@ static void sample_uc(struct probe_thread *t, void *uc, uint64_t period)
 	n = stack_or_leaf(t, stack, &first, n,
 			  (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP],
 			  partial);
-	push(t, probe_now_ns(), period ? period : 1, stack + first, n);
+	push(t, probe_now_ns(), period ? period : 1, ev, stack + first, n);
 }
 
 /* The calling thread's state (adopted threads have no TLS pointer yet). */
@@ -262,11 +310,15 @@ struct probe_thread *probe_current_thread(void)
 	return NULL;
 }
 
-/* Is si one of ours, for the calling thread?  Its state, or NULL. */
-static struct probe_thread *ours(const siginfo_t *si)
+/*
+ * Is si one of ours, for the calling thread?  Its state, or NULL; *ev:
+ * which of its events overflowed.
+ */
+static struct probe_thread *ours(const siginfo_t *si, unsigned *ev)
 {
 	struct probe_thread *t;
 
+	*ev = 0;
 	if (!si)
 		return NULL;
 	if (probe_mode == PROBE_MODE_TIMER) {
@@ -279,32 +331,44 @@ static struct probe_thread *ours(const siginfo_t *si)
 	if (si->si_code <= 0)
 		return NULL;
 	t = probe_current_thread();
-	if (!t)
+	if (!t || __atomic_load_n(&t->ev[0].sigfd, __ATOMIC_ACQUIRE) < 0)
 		return NULL;
-	int fd = __atomic_load_n(&t->sigfd, __ATOMIC_ACQUIRE);
-	if (fd < 0)
-		return NULL;
-	if (probe_cfg.trap)
-		return si->si_code == TRAP_PERF &&
-		       probe_si_perf_data(si) == (unsigned long)(uintptr_t)t ?
-		       t : NULL;
-	return si->si_fd == fd ? t : NULL;
+	if (probe_cfg.trap) {
+		/* sig_data: t's address (64-byte aligned) + the event's index. */
+		unsigned long d = probe_si_perf_data(si);
+
+		if (si->si_code != TRAP_PERF ||
+		    (d & ~63ul) != (unsigned long)(uintptr_t)t ||
+		    (d & 63) >= PROBE_EVENTS_MAX)
+			return NULL;
+		*ev = (unsigned)(d & 63);
+		return t;
+	}
+	for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++) {
+		int fd = __atomic_load_n(&t->ev[i].sigfd, __ATOMIC_ACQUIRE);
+
+		if (fd >= 0 && si->si_fd == fd) {
+			*ev = i;
+			return t;
+		}
+	}
+	return NULL;
 }
 
-/* Take the sample(s) signalled to t; returns how many records. */
-static int take(struct probe_thread *t, void *uc)
+/* Take the sample(s) signalled to t for event ev; returns how many records. */
+static int take(struct probe_thread *t, unsigned ev, void *uc)
 {
 	if (probe_mode == PROBE_MODE_TIMER) {
 		uint64_t now = probe_timer_cpu_ns(t);
 
-		sample_uc(t, uc, now > t->cpu_last ? now - t->cpu_last : 1);
+		sample_uc(t, 0, uc, now > t->cpu_last ? now - t->cpu_last : 1);
 		if (!probe_stopping)
 			probe_timer_arm(t);
 		return 1;
 	}
-	if (t->data_pages)
-		return probe_drain_ring(t, uc);
-	sample_uc(t, uc, probe_nominal_period());
+	if (t->ev[ev].data_pages)
+		return probe_drain_ring(t, ev, uc);
+	sample_uc(t, ev, uc, probe_nominal_period());
 	return 1;
 }
 
@@ -325,7 +389,8 @@ static void handler_count(uint64_t d)
 static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
-	struct probe_thread *t = ours(si);
+	unsigned ev;
+	struct probe_thread *t = ours(si, &ev);
 
 	if (!t) {
 		probe_signal_chain(sig, si, uc);
@@ -341,10 +406,10 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 	if (probe_cfg.handler_stats) {
 		uint64_t a = probe_now_ns();
 
-		take(t, uc);
+		take(t, ev, uc);
 		handler_count(probe_now_ns() - a);
 	} else {
-		take(t, uc);
+		take(t, ev, uc);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = 0;
@@ -360,13 +425,18 @@ static void probe_on_sigio(int sig, siginfo_t *si, void *uc)
 		struct probe_thread *t = probe_current_thread();
 
 		if (t && !t->in_handler &&
-		    __atomic_load_n(&t->sigfd, __ATOMIC_ACQUIRE) >= 0) {
-			int n;
+		    __atomic_load_n(&t->ev[0].sigfd, __ATOMIC_ACQUIRE) >= 0) {
+			int n = 0;
 
 			__atomic_store_n(&probe_sigio_seen, 1, __ATOMIC_RELAXED);
 			t->in_handler = 1;
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			n = take(t, uc);
+			/* Which event it was for is lost: take them all. */
+			for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++)
+				if (i == 0 || (t->ev[i].data_pages &&
+				    __atomic_load_n(&t->ev[i].sigfd,
+						    __ATOMIC_ACQUIRE) >= 0))
+					n += take(t, i, uc);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			t->in_handler = 0;
 			if (n > 0) {

@@ -160,7 +160,7 @@ static void finish(int status, int normal, int send_exit)
 	if (t && !t->in_handler && !t->closed) {
 		t->in_handler = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		probe_drain_ring(t, NULL);
+		probe_drain_all(t);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_handler = 0;
 	}

@@ -101,7 +101,16 @@ struct probe_config {
 	unsigned ring_pages;    /* PROBE_RING_PAGES: data pages; 0: default */
 	int no_inherit;         /* PROBE_NO_INHERIT: this process alone */
 	int not_ours;           /* PROBE_NO_INHERIT of another process: stay out */
+	/* PROBE_EVENT_MORE: events sampled beside the first (-e a,b) */
+	unsigned nextra;
+	struct probe_xevent {
+		char name[64];
+		uint32_t type;
+		uint64_t config, config1, config2;
+		int modifier;   /* PROBE_MOD_*; 0: as the first event */
+	} extra[PROBE_EVENTS_MAX - 1];
 };
+
 
 #define PROBE_MOD_USER 1
 #define PROBE_MOD_KERNEL 2
@@ -124,16 +133,21 @@ uint64_t probe_nominal_period(void);
 /* A signal the program sent itself while it (in its view) had it blocked. */
 #define PROBE_DEFER_MAX 4
 
-struct probe_thread {
-	struct probe_thread *next;      /* registry list, probe_reg_lock */
-	pid_t tid;
-	int sigfd;                      /* si_fd of our event's signals; -1: none */
-	uint64_t stack_lo, stack_hi;    /* its stack (cfi.c); 0: unknown */
-	int fd;                         /* event fd kept open (ringless), or -1 */
+/* One perf event of a thread (event.c). */
+struct probe_ev {
+	int sigfd;                      /* si_fd of its signals; -1: none */
+	int fd;                         /* fd kept open (ringless), or -1 */
 	void *ring;                     /* 1 metadata page [+ data pages] */
 	size_t ring_len;
 	unsigned data_pages;            /* 0: samples are taken from the ucontext */
 	int kstack;                     /* samples carry a kernel callchain */
+};
+struct probe_thread {
+	struct probe_thread *next;      /* registry list, probe_reg_lock */
+	pid_t tid;
+	uint64_t stack_lo, stack_hi;    /* its stack (cfi.c); 0: unknown */
+	/* ev[0]: the first event (its sigfd >= 0: the thread is sampled). */
+	struct probe_ev ev[PROBE_EVENTS_MAX];
 	int timer;                      /* timer mode: kernel timer id, -1: none */
 	clockid_t cpu_clock;            /* timer mode: this thread's CPU clock */
 	uint64_t cpu_last;              /* timer mode: CPU ns at the last sample */
@@ -209,6 +223,14 @@ extern int probe_mode;
  * says which step failed ("perf_event_open", "fcntl").
  */
 int probe_event_open(struct probe_thread *t, pid_t tid, const char **step);
+/*
+ * The extra events (-e a,b) are opened the same way after the first, each
+ * with its own ring and signal; one the kernel refuses is left out for that
+ * thread (said once per event).  sigtrap's si_perf_data is t's address
+ * plus the event's index (t is 64-byte aligned).
+ */
+/* Every event of t unopened (fd and sigfd -1): alloc and fork child. */
+void probe_events_clear(struct probe_thread *t);
 /* Once, before the handlers: sigtrap (SIGTRAP) or F_SETSIG (probe_cfg). */
 void probe_event_choose_signal(void);
 /* Enable; a thread with a ring then closes its fd (the mapping holds it). */
@@ -225,7 +247,7 @@ struct probe_ring_it {
 	uint64_t size, head, tail;
 };
 /* Returns 0 when the ring is empty (nothing to end). */
-int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it);
+int probe_ring_begin(const struct probe_ev *e, struct probe_ring_it *it);
 /*
  * Next record copied into buf (at most cap bytes, the rest skipped); returns
  * its type, or 0 at the end (or on a corrupt header, which skips all).
@@ -233,7 +255,7 @@ int probe_ring_begin(struct probe_thread *t, struct probe_ring_it *it);
 unsigned probe_ring_next(struct probe_ring_it *it, void *buf, size_t cap,
 			 size_t *len);
 void probe_ring_end(struct probe_ring_it *it);
-/* Another thread: samples in t's ring its thread has not taken (<= 16). */
+/* Another thread: samples in t's first ring its thread has not taken (<= 16). */
 unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail);
 
 /* ---- timer.c ------------------------------------------------------------ */
@@ -312,7 +334,9 @@ int probe_handler_taken_over(void);
  * is attached to the sample taken at uc's instruction pointer; uc == NULL:
  * the owner's exit path (its signal blocked), samples keep their leaf only.
  */
-int probe_drain_ring(struct probe_thread *t, void *uc);   /* records taken */
+int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
+/* Owner, exit path (uc == NULL above) for every event of t. */
+int probe_drain_all(struct probe_thread *t);
 /* Block / restore our signal on the calling thread (the real mask). */
 void probe_block_signal(sigset_t *old);
 void probe_restore_mask(const sigset_t *old);
@@ -421,7 +445,7 @@ int probe_arena_after_fork_child(void);
 int probe_slot_take(pid_t tid, const char *name);
 void probe_slot_done(int slot, const char *name);
 /* SIGNAL CONTEXT: one sample into the slot's ring; -1 when it is full. */
-int probe_slot_push(int slot, uint64_t time, uint64_t weight,
+int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 		    const uint64_t *frames, uint32_t n);
 
 /* ---- conn.c -------------------------------------------------------------- */

@@ -76,8 +76,7 @@ struct probe_thread *probe_thread_alloc(void)
 	if (posix_memalign((void **)&t, 64, sizeof *t))
 		return NULL;
 	memset(t, 0, sizeof *t);
-	t->fd = -1;
-	t->sigfd = -1;
+	probe_events_clear(t);
 	t->timer = -1;
 	t->slot = -1;
 	return t;
@@ -183,7 +182,7 @@ static void source_start(struct probe_thread *t)
 	if (probe_mode == PROBE_MODE_TIMER) {
 		if (t->timer >= 0)
 			probe_timer_arm(t);
-	} else if (t->fd >= 0) {
+	} else if (t->ev[0].fd >= 0) {
 		probe_event_enable(t);
 	}
 }
@@ -198,10 +197,10 @@ static void source_close(struct probe_thread *t)
 		probe_timer_close(t);
 		return;
 	}
-	if (t->ring && !t->in_handler) {
+	if (!t->in_handler) {
 		t->in_handler = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		probe_drain_ring(t, NULL);
+		probe_drain_all(t);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_handler = 0;
 	}
@@ -235,11 +234,18 @@ static void fall_back_to_timers(int err)
 {
 	int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid");
 	int clock = probe_cfg.type == 1 /* PERF_TYPE_SOFTWARE */ &&
-		    (probe_cfg.config == 0 || probe_cfg.config == 1);
-	char what[128];
+		    (probe_cfg.config == 0 || probe_cfg.config == 1) &&
+		    !probe_cfg.nextra;
+	char what[640];
+	size_t n;
 
-	snprintf(what, sizeof what, "%s%s%s", clock ? "" : "CPU time, not ",
-		 clock ? "" : probe_cfg.event_name, clock ? "" : ", ");
+	n = (size_t)snprintf(what, sizeof what, "%s%s", clock ? "" :
+			     "CPU time, not ", clock ? "" : probe_cfg.event_name);
+	for (unsigned i = 0; !clock && i < probe_cfg.nextra && n < sizeof what; i++)
+		n += (size_t)snprintf(what + n, sizeof what - n, ",%s",
+				      probe_cfg.extra[i].name);
+	if (!clock && n < sizeof what)
+		snprintf(what + n, sizeof what - n, ", ");
 	if (err == ENOSYS)
 		probe_msg("perf_event_open is not available (%s: the kernel "
 			  "lacks perf events, or a seccomp policy blocks them): "
@@ -426,7 +432,7 @@ void probe_thread_resume_self(void)
 
 	if (!t || t->closed || probe_stopping)
 		return;
-	if ((t->sigfd >= 0 || t->timer >= 0) || open_source(t, t->tid) < 0)
+	if ((t->ev[0].sigfd >= 0 || t->timer >= 0) || open_source(t, t->tid) < 0)
 		return;
 	source_start(t);
 }
@@ -664,8 +670,7 @@ void probe_threads_after_fork_child(void)
 		}
 	} else {
 		memset(self, 0, sizeof *self);
-		self->fd = -1;
-		self->sigfd = -1;
+		probe_events_clear(self);
 		self->timer = -1;
 		self->slot = -1;
 	}

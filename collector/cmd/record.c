@@ -130,7 +130,8 @@ void record_usage(FILE *out)
 		"  -e, --event EVENT   what to sample (default cpu-clock): a name 'probe list'\n"
 		"                      shows (task-clock, page-faults, cycles...), rNNN or\n"
 		"                      PMU/TERM=VALUE,.../; EVENT:u user space only, :k\n"
-		"                      kernel only, :uk both; one event per run\n"
+		"                      kernel only, :uk both; several: -e a,b or -e a\n"
+		"                      -e b, each sampled on its own (report: each)\n"
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
 		"  -D, --delay MSECS   drop the samples of the first MSECS milliseconds\n"
@@ -664,8 +665,11 @@ static void summary(struct recorder *r, int write_failed)
 	char *per = r->samples
 		? xasprintf(", %.1f bytes/sample", (double)r->sample_bytes / (double)r->samples)
 		: xstrdup("");
-	probe_err("%" PRIu64 " samples (%s) from %u process%s, %u thread%s, %.2f s; "
-		  "%s %s (%s%s)", r->samples, lost, r->npids, r->npids == 1 ? "" : "es",
+	char evs[64] = "";
+	if (r->o->smp.nmore)
+		snprintf(evs, sizeof(evs), " of %u events", r->o->smp.nmore + 1);
+	probe_err("%" PRIu64 " samples%s (%s) from %u process%s, %u thread%s, %.2f s; "
+		  "%s %s (%s%s)", r->samples, evs, lost, r->npids, r->npids == 1 ? "" : "es",
 		  r->ntids, r->ntids == 1 ? "" : "s", secs,
 		  write_failed ? "FAILED to write" : "wrote", r->o->output, size, per);
 	free(per);
@@ -998,7 +1002,8 @@ int cmd_record(int argc, char **argv)
 	}
 
 	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value,
-				     &o.smp.ev, o.ring_pages, o.no_inherit };
+				     &o.smp.ev, o.smp.more, o.smp.nmore, o.ring_pages,
+				     o.no_inherit };
 	env = child_environ(&cs);
 	if (o.callgraph && !o.quiet)
 		probe_warn("%s: call stacks are always recorded, by probe's own DWARF "

@@ -287,6 +287,11 @@ static int read_frames(const char *file, int fd, struct agg *a)
 
 struct agg *report_load(const char *file, int keep_samples)
 {
+	return report_load_event(file, keep_samples, NULL);
+}
+
+struct agg *report_load_event(const char *file, int keep_samples, const char *event)
+{
 	int fd;
 	if (strcmp(file, "-") == 0) {
 		fd = 0;
@@ -310,6 +315,7 @@ struct agg *report_load(const char *file, int keep_samples)
 	struct agg *a = agg_new();
 	if (keep_samples)
 		agg_keep_samples(a);
+	agg_select_event(a, event);
 	int rc = read_frames(file, fd, a);
 	if (fd != 0)
 		close(fd);
@@ -644,7 +650,122 @@ static char **join_g(int argc, char **argv, char ***owned, size_t *nowned, int *
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PID, OPT_TID, OPT_TIME, OPT_HEADER,
 	OPT_HEADER_ONLY,
+	OPT_EVENT,
 };
+
+/* Does the recording (agg) hold an event named name? */
+static int has_event(const struct agg *a, const char *name)
+{
+	for (size_t i = 0; i < agg_nevents(a); i++)
+		if (strcmp(agg_events(a)[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* "cpu-clock, page-faults" */
+static char *event_names(const struct agg *a)
+{
+	char *s = xstrdup("");
+	for (size_t i = 0; i < agg_nevents(a); i++) {
+		char *n = xasprintf("%s%s%s", s, i ? ", " : "", agg_events(a)[i].name);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/*
+ * One report of the recording (of one event of it, when it holds several)
+ * into out; *keep: what was read, for the caller to free.  0, or -1
+ * after a message; 1: the recording could not be read.
+ */
+static int report_one(struct report_opts *o, struct filters *fl, int header,
+		      const char *event, FILE *out, struct agg **keep)
+{
+	struct agg *a = report_load_event(o->file, o->format->samples || fl->time_set,
+					  event);
+	if (!a)
+		return 1;
+	*keep = a;
+	if (event && !has_event(a, event)) {
+		char *names = event_names(a), *f = printable_dup(o->file);
+		probe_err("%s: no event '%s' in this recording; it holds %s", f, event,
+			  names[0] ? names : "none");
+		free(names);
+		free(f);
+		return -1;
+	}
+	if (header == 2) {
+		report_info(a, o->file, out);
+		*keep = a;
+		return 0;
+	}
+	if (agg_totals(a)->samples == 0 && !agg_totals(a)->other_events) {
+		char *f = printable_dup(o->file);
+		probe_warn("%s: no samples in this recording", f);
+		free(f);
+	}
+	if (header == 1)
+		report_info(a, o->file, out);
+	char *time_line = NULL, *filter_line = NULL;
+	struct symcache *sc = symcache_new();
+	struct resolver *res = resolver_new(a, sc, &o->resolve);
+	apply_filters(a, res, fl, o, &time_line, &filter_line);
+	struct report_ctx ctx;
+	report_ctx_init(&ctx, o, a, res);
+	int rc = o->format->write(&ctx, out);
+	o->time_line = o->filter_line = NULL;
+	free(time_line);
+	free(filter_line);
+	resolver_free(res);
+	symcache_free(sc);
+	*keep = a;
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * The report: of the event asked for (--event), else of the first; a text
+ * report of a recording of several events (-e a,b) shows each in turn, as
+ * perf report does; other formats show the first and say how to see the
+ * others.
+ */
+static int report_events(struct report_opts *o, struct filters *fl, int header,
+			 const char *event, int event_set)
+{
+	struct outfile of;
+	struct agg *a = NULL;
+	if (outfile_open(&of, o->output) < 0)
+		return 1;
+	int rc = report_one(o, fl, header, event, of.f, &a);
+	int texty = o->format == format_find("text") || o->format == format_find("stdio") ||
+		    o->format == format_find("tree");
+	size_t nev = a ? agg_nevents(a) : 0;
+	if (rc == 0 && !event_set && nev > 1 && header != 2 && texty &&
+	    strcmp(o->file, "-") == 0) {
+		probe_warn("the recording holds %zu events; from standard input only the "
+			   "first is shown (give the file, or --event NAME)", nev);
+	} else if (rc == 0 && !event_set && nev > 1 && header != 2 && texty) {
+		char **names = xcalloc(nev, sizeof(*names));
+		for (size_t i = 0; i < nev; i++)
+			names[i] = xstrdup(agg_events(a)[i].name);
+		for (size_t i = 1; i < nev && rc == 0; i++) {
+			struct agg *b = NULL;
+			fprintf(of.f, "\n");
+			rc = report_one(o, fl, 0, names[i], of.f, &b);
+			agg_free(b);
+		}
+		for (size_t i = 0; i < nev; i++)
+			free(names[i]);
+		free(names);
+	} else if (rc == 0 && !event_set && nev > 1 && header != 2) {
+		char *names = event_names(a);
+		probe_warn("the recording holds %zu events (%s); --format %s shows the "
+			   "first: --event NAME for another", nev, names, o->format->name);
+		free(names);
+	}
+	agg_free(a);
+	return outfile_close(&of, rc ? -1 : 0) < 0 || rc ? 1 : 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -677,6 +798,7 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -687,7 +809,8 @@ int cmd_report(int argc, char **argv)
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
 	struct filters fl = { 0 };
-	int header = 0, want_tree = 0, format_set = 0;
+	int header = 0, want_tree = 0, format_set = 0, event_set = 0;
+	const char *event = NULL;
 	char msg[256];
 	char **owned;
 	size_t nowned;
@@ -769,6 +892,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_HEADER_ONLY:
 			header = 2;
+			break;
+		case OPT_EVENT:
+			event = optarg;
+			event_set = 1;
 			break;
 		case 'i':
 			o.file = optarg;
@@ -878,54 +1005,7 @@ int cmd_report(int argc, char **argv)
 		o.tty_limit = 1;
 	}
 
-	rc = 1;
-	struct agg *a = report_load(o.file, o.format->samples || fl.time_set);
-	if (!a)
-		goto out;
-	struct outfile of;
-	if (header == 2) {
-		rc = outfile_open(&of, o.output);
-		if (rc == 0) {
-			report_info(a, o.file, of.f);
-			rc = outfile_close(&of, rc);
-		}
-		agg_free(a);
-		rc = rc < 0 ? 1 : 0;
-		goto out;
-	}
-	if (agg_totals(a)->samples == 0) {
-		char *f = printable_dup(o.file);
-		probe_warn("%s: no samples in this recording", f);
-		free(f);
-	}
-	char *info = NULL, *time_line = NULL, *filter_line = NULL;
-	size_t info_len = 0;
-	if (header == 1) {
-		FILE *m = open_memstream(&info, &info_len);
-		if (!m)
-			probe_oom();
-		report_info(a, o.file, m);
-		fclose(m);
-	}
-	struct symcache *sc = symcache_new();
-	struct resolver *res = resolver_new(a, sc, &o.resolve);
-	apply_filters(a, res, &fl, &o, &time_line, &filter_line);
-	struct report_ctx ctx;
-	report_ctx_init(&ctx, &o, a, res);
-	rc = outfile_open(&of, o.output);
-	if (rc == 0) {
-		if (info)
-			fwrite(info, 1, info_len, of.f);
-		rc = o.format->write(&ctx, of.f);
-		rc = outfile_close(&of, rc);
-	}
-	free(info);
-	free(time_line);
-	free(filter_line);
-	resolver_free(res);
-	symcache_free(sc);
-	agg_free(a);
-	rc = rc < 0 ? 1 : 0;
+	rc = report_events(&o, &fl, header, event, event_set);
 out:
 	names_free(&fl.comms);
 	names_free(&fl.pids);

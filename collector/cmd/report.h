@@ -20,5 +20,7 @@ void report_usage(FILE *out);
  * (agg_samples()).  NULL after a "probe: FILE: ..." message.
  */
 struct agg *report_load(const char *file, int keep_samples);
+/* The same, counting only the samples of the event named event (agg_select_event). */
+struct agg *report_load_event(const char *file, int keep_samples, const char *event);
 
 #endif

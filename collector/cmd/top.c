@@ -440,6 +440,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	}
 	if (sampling_check("top", &o->smp) >= 0)
 		return 2;
+	if (o->smp.nmore)
+		return usage_error("-e: probe top shows one event at a time; record several "
+				   "with probe record -e a,b and see each with probe report");
 	o->argv = optind < argc ? argv + optind : NULL;
 	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
 			   strcmp(o->smp.event, "cpu-clock") != 0 || o->smp.ev.modifier[0]))
@@ -571,7 +574,7 @@ int cmd_top(int argc, char **argv)
 	t.t_start = t.last_tick = now_ns();
 	if (o.argv) {
 		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
-					     &o.smp.ev, 0, 0 };
+					     &o.smp.ev, NULL, 0, 0, 0 };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {

@@ -76,6 +76,9 @@ struct agg {
 	uint64_t map_seq;
 	struct agg_totals t;
 	struct agg_info info;
+	char *event_sel;                /* agg_select_event; NULL: the first */
+	struct agg_event events[AGG_EVENTS_MAX];
+	size_t nevents;
 };
 
 struct enc_slot {
@@ -112,6 +115,9 @@ void agg_free(struct agg *a)
 	for (size_t i = 0; i < a->nimages; i++)
 		image_free(&a->images[i]);
 	free(a->images);
+	for (size_t i = 0; i < a->nevents; i++)
+		free(a->events[i].name);
+	free(a->event_sel);
 	struct pid_ent *p, *pt;
 	HASH_ITER(hh, a->pids, p, pt) {
 		HASH_DEL(a->pids, p);
@@ -240,6 +246,72 @@ const struct agg_info *agg_info(const struct agg *a)
 	return &a->info;
 }
 
+/* The number of event name in a->events (a new one when there is room). */
+static uint8_t event_id(struct agg *a, const char *name)
+{
+	size_t i;
+	for (i = 0; i < a->nevents; i++)
+		if (strcmp(a->events[i].name, name) == 0)
+			return (uint8_t)i;
+	if (i == AGG_EVENTS_MAX)
+		return AGG_EVENTS_MAX;          /* counted as none */
+	a->events[i].name = xstrdup(name);
+	a->nevents++;
+	return (uint8_t)i;
+}
+
+/* im's events from its HELLO; the one shown is the selected one. */
+static void hello_events(struct agg *a, struct agg_image *im, const struct probe_msg *m)
+{
+	const char *name = m->u.hello.event_name ? m->u.hello.event_name : "";
+	uint32_t type = m->u.hello.event_type;
+	im->nev = (uint8_t)(1 + m->u.hello.nextra);
+	for (unsigned i = 0; i < im->nev; i++) {
+		const char *n = i ? m->u.hello.extra[i - 1].name : name;
+		char *pn = printable_dup(n ? n : "");
+		im->ev[i] = event_id(a, pn);
+		if (a->event_sel && strcmp(pn, a->event_sel) == 0 && i) {
+			name = n;
+			type = m->u.hello.extra[i - 1].type;
+		}
+		free(pn);
+	}
+	im->event_name = printable_dup(name);
+	im->event_type = type;
+}
+
+void agg_select_event(struct agg *a, const char *name)
+{
+	free(a->event_sel);
+	a->event_sel = name ? xstrdup(name) : NULL;
+}
+
+size_t agg_nevents(const struct agg *a)
+{
+	return a->nevents;
+}
+
+const struct agg_event *agg_events(const struct agg *a)
+{
+	return a->events;
+}
+
+/* Is a sample of event index ev of image img one of those counted? */
+static int event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight)
+{
+	const struct agg_image *im = &a->images[img];
+	uint8_t id = ev < im->nev ? im->ev[ev] : AGG_EVENTS_MAX;
+	if (id < a->nevents) {
+		a->events[id].samples++;
+		a->events[id].weight = sat_add(a->events[id].weight, weight);
+	}
+	int shown = a->event_sel ? id < a->nevents &&
+				   strcmp(a->events[id].name, a->event_sel) == 0 : ev == 0;
+	if (!shown)
+		a->t.other_events++;
+	return shown;
+}
+
 static void add_hello(struct agg *a, const struct probe_msg *m)
 {
 	uint32_t img;
@@ -261,14 +333,13 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	im->comm = printable_dup(m->u.hello.comm ? m->u.hello.comm : "");
 	free(im->args);
 	im->args = join_args(m->u.hello.argv, m->u.hello.argc);
-	im->event_name = printable_dup(m->u.hello.event_name ? m->u.hello.event_name : "");
+	hello_events(a, im, m);
 	if (im->exe[0])
 		im->name = xstrdup(path_basename(im->exe));
 	else if (im->comm[0])
 		im->name = xstrdup(im->comm);
 	else
 		im->name = xasprintf("[pid %u]", m->pid);
-	im->event_type = m->u.hello.event_type;
 	im->freq = m->u.hello.freq;
 	im->value = m->u.hello.value;
 	im->hello_flags = m->u.hello.flags;
@@ -475,6 +546,8 @@ static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw
 static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		       const struct probe_sample_raw *s)
 {
+	if (!event_shown(a, img, s->event, s->weight))
+		return;
 	struct enc_slot *slot = sample_slot(a, s);
 	struct count_key key = { img, a->images[img].gen, s->tid, slot->stack };
 	struct count_ent *c = slot->last;

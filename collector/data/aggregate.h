@@ -50,6 +50,13 @@ struct agg_image {
 	uint8_t freq;
 	uint64_t value;         /* Hz when freq, else the period */
 	uint16_t hello_flags;   /* PROBE_HELLO_*: kernel time sampled or why not */
+	/*
+	 * Its events (-e a,b: several), as agg_events() numbers them: ev[i]
+	 * for the samples of its event index i; the one shown (agg_select_event)
+	 * is the event_* above.  nev 0: no HELLO.
+	 */
+	uint8_t nev;
+	uint8_t ev[PROBE_EVENTS_MAX];
 	int have_exit;
 	int32_t exit_status;
 	struct agg_map *maps;   /* sorted by start after agg_finish */
@@ -89,6 +96,14 @@ struct agg_totals {
 	uint32_t threads;       /* distinct (pid, tid) named or sampled */
 	uint64_t t_min, t_max;  /* sample times (ns), t_min > t_max if none */
 	uint64_t frames_orphan; /* pids whose first frame was not a HELLO */
+	uint64_t other_events;  /* samples of the events not shown */
+};
+
+/* The events of a recording (several with -e a,b): each with its samples. */
+#define AGG_EVENTS_MAX 16
+struct agg_event {
+	char *name;             /* printable */
+	uint64_t samples, weight;
 };
 
 struct agg;
@@ -98,6 +113,15 @@ void agg_free(struct agg *a);
 /* One decoded frame (SAMPLES are walked here). */
 void agg_add(struct agg *a, struct probe_msg *m);
 void agg_finish(struct agg *a);
+/*
+ * Count only the samples of the event named name (NULL: each process's
+ * first event, the default); call before the first agg_add.  The others
+ * are counted in agg_events() and totals.other_events only.
+ */
+void agg_select_event(struct agg *a, const char *name);
+/* The events the processes sampled, by name, in the order they came. */
+size_t agg_nevents(const struct agg *a);
+const struct agg_event *agg_events(const struct agg *a);
 /* Keep every sample too (24 bytes each); call before the first agg_add. */
 void agg_keep_samples(struct agg *a);
 /* The samples kept, in time order (ties in the order they came). */

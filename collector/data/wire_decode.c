@@ -430,6 +430,20 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 			sc->argv[i] = rd_str(&r, sc);
 		m->u.hello.argv = sc->argv;
 		m->u.hello.flags = flags;
+		if (r.ok && r.p < r.end) {      /* the extra events (-e a,b) */
+			m->u.hello.nextra = (uint8_t)rd_le(&r, 1);
+			if (r.ok && (m->u.hello.nextra == 0 ||
+				     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
+				seterr(err, "HELLO has %u extra events (1 to %u)",
+				       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
+				return -1;
+			}
+			for (unsigned i = 0; r.ok && i < m->u.hello.nextra; i++) {
+				m->u.hello.extra[i].type = (uint32_t)rd_le(&r, 4);
+				m->u.hello.extra[i].config = rd_le(&r, 8);
+				m->u.hello.extra[i].name = rd_str(&r, sc);
+			}
+		}
 		break;
 	}
 	case PROBE_F_MAP:

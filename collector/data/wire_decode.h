@@ -77,6 +77,12 @@ struct probe_msg {
 			uint16_t argc;
 			const char **argv;      /* argc entries */
 			uint16_t flags;         /* the frame's: PROBE_HELLO_* */
+			uint8_t nextra;         /* events sampled beside the first */
+			struct {
+				uint32_t type;
+				uint64_t config;
+				const char *name;
+			} extra[PROBE_EVENTS_MAX - 1];
 		} hello;
 		struct {
 			uint64_t start, end, bias, pgoff;

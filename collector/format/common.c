@@ -93,6 +93,19 @@ static void kernel_line(const struct report_ctx *c, FILE *out)
 			yes, yes == 1 ? "" : "es", no, kernel_why(first_no));
 }
 
+/* A recording of several events (-e a,b): each, with its samples. */
+static void events_line(const struct agg *a, FILE *out)
+{
+	size_t n = agg_nevents(a);
+	if (n < 2)
+		return;
+	fprintf(out, "# events recorded:");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s %s (%" PRIu64 " samples)", i ? "," : "",
+			agg_events(a)[i].name, agg_events(a)[i].samples);
+	fprintf(out, "; each is reported on its own (--event NAME: one)\n");
+}
+
 void report_header(const struct report_ctx *c, FILE *out)
 {
 	const struct agg_totals *t = agg_totals(c->agg);
@@ -125,6 +138,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	fprintf(out, "; %" PRIu64 " samples, %u process%s, %u thread%s; %s\n",
 		t->samples, t->processes, t->processes == 1 ? "" : "es",
 		t->threads, t->threads == 1 ? "" : "s", lost);
+	events_line(c->agg, out);
 	if (t->samples && t->t_max > t->t_min)
 		fprintf(out, "# duration: %.2f s of samples%s\n",
 			(double)(t->t_max - t->t_min) / 1e9,

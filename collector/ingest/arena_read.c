@@ -153,7 +153,7 @@ static uint64_t get_uv(struct rd *r)
 
 /* One record's fields; its deltas stay where they are.  0 if malformed. */
 struct rec {
-	uint64_t time, weight;
+	uint64_t time, weight, event;
 	uint32_t n;
 	const uint8_t *deltas;
 	size_t deltas_len;
@@ -164,8 +164,9 @@ static int parse_rec(const uint8_t *p, size_t len, struct rec *out)
 	struct rd r = { p + 2, p + len, 1 };
 	out->time = get_uv(&r);
 	out->weight = get_uv(&r);
+	out->event = get_uv(&r);
 	uint64_t n = get_uv(&r);
-	if (!r.ok || n == 0 || n > PROBE_MAX_FRAMES)
+	if (!r.ok || n == 0 || n > PROBE_MAX_FRAMES || out->event >= PROBE_EVENTS_MAX)
 		return 0;
 	out->n = (uint32_t)n;
 	out->deltas = r.p;
@@ -268,7 +269,7 @@ static void drain_ring(struct ingest *in, struct ingest_conn *c,
 		probe_put_uv(&b.w, tid);
 		probe_put_uv(&b.w, r.time - b.base);
 		probe_put_uv(&b.w, r.weight);
-		probe_put_uv(&b.w, 0);
+		probe_put_uv(&b.w, r.event);
 		probe_put_uv(&b.w, r.n);
 		probe_put_bytes(&b.w, r.deltas, r.deltas_len);
 		b.count++;

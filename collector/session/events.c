@@ -74,6 +74,18 @@ const char *event_list(void)
 	       "rNNN, PMU/config=N/; 'probe list' shows which this machine has";
 }
 
+int event_attr(const char *name, uint32_t *type, uint64_t *config)
+{
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
+		if (strcmp(name, defs[i].name) == 0 ||
+		    (defs[i].alias && strcmp(name, defs[i].alias) == 0)) {
+			*type = defs[i].type;
+			*config = defs[i].config;
+			return 0;
+		}
+	return -1;
+}
+
 int event_kernel_refused(void)
 {
 	struct perf_event_attr attr;
@@ -403,9 +415,7 @@ int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errle
 	for (const char *c = spec; *c; c++) {
 		slashes += *c == '/';
 		if (*c == ',' && !(slashes & 1)) {
-			snprintf(err, errlen, "-e %s: one event per run for now: libprobe opens "
-				 "one perf event per thread and its samples do not yet say which "
-				 "event they came from; record once per event", spec);
+			snprintf(err, errlen, "%s: one event here, not a list", spec);
 			return -1;
 		}
 	}

@@ -78,12 +78,27 @@ static int env_is(const char *entry, const char *name)
 	return strncmp(entry, name, n) == 0 && entry[n] == '=';
 }
 
+/* PROBE_EVENT_MORE=TYPE:CONFIG:CONFIG1:CONFIG2:MOD:NAME;... (config.c) */
+static char *more_events(const struct child_settings *s)
+{
+	char *v = xstrdup("PROBE_EVENT_MORE=");
+	for (unsigned i = 0; i < s->nmore; i++) {
+		const struct event_spec *m = &s->more[i];
+		char *n = xasprintf("%s%s%" PRIu32 ":0x%" PRIx64 ":0x%" PRIx64 ":0x%" PRIx64
+				    ":%s:%s", v, i ? ";" : "", m->type, m->config,
+				    m->config1, m->config2, m->modifier, m->name);
+		free(v);
+		v = n;
+	}
+	return v;
+}
+
 char **child_environ(const struct child_settings *s)
 {
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **env = xcalloc(n + 10, sizeof(*env));
+	char **env = xcalloc(n + 11, sizeof(*env));
 	size_t k = 0;
 	const char *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -95,7 +110,8 @@ char **child_environ(const struct child_settings *s)
 		if (env_is(e, "PROBE_SOCKET") || env_is(e, "PROBE_EVENT") ||
 		    env_is(e, "PROBE_FREQ") || env_is(e, "PROBE_PERIOD") ||
 		    env_is(e, "PROBE_EVENT_ATTR") || env_is(e, "PROBE_EVENT_MODIFIER") ||
-		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT"))
+		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT") ||
+	    env_is(e, "PROBE_EVENT_MORE"))
 			continue;
 		env[k++] = xstrdup(e);
 	}
@@ -113,6 +129,8 @@ char **child_environ(const struct child_settings *s)
 				     s->ev->config1, s->ev->config2);
 	if (s->ev && s->ev->modifier[0])
 		env[k++] = xasprintf("PROBE_EVENT_MODIFIER=%s", s->ev->modifier);
+	if (s->nmore)
+		env[k++] = more_events(s);
 	if (s->ring_pages)
 		env[k++] = xasprintf("PROBE_RING_PAGES=%u", s->ring_pages);
 	if (s->no_inherit)

@@ -32,6 +32,8 @@ struct child_settings {
 	int use_period;         /* 1: value is PROBE_PERIOD, 0: PROBE_FREQ */
 	uint64_t value;
 	const struct event_spec *ev;    /* attr, modifier; NULL: none */
+	const struct event_spec *more;  /* the events after it (attr set) */
+	unsigned nmore;
 	unsigned ring_pages;            /* 0: libprobe's default */
 	int no_inherit;
 };

@@ -17,6 +17,7 @@
  *     is at data[i % PROBE_SLOT_DATA], and a record may wrap around.
  *   - A record: u16 size (the whole record, size field included), then
  *     uv time_ns (CLOCK_MONOTONIC, as the wire's sample times), uv weight,
+ *     uv event (the index of the event sampled: 0 the first, as SAMPLES),
  *     uv nframes (1..PROBE_MAX_FRAMES), nframes x sv delta (as SAMPLES:
  *     frame[i] = frame[i-1] + delta, frame[-1] = 0).  Records of a slot are
  *     in time order.  The tid is the slot's.
@@ -51,8 +52,8 @@
 #define PROBE_ARENA_WANT 256u
 #define PROBE_RULE_SETS 1024u
 #define PROBE_RULE_WAYS 4u
-/* The largest record: size, time, weight, count, PROBE_MAX_FRAMES deltas. */
-#define PROBE_REC_MAX (2u + 10u + 10u + 2u + PROBE_MAX_FRAMES * 10u)
+/* The largest record: size, time, weight, event, count, PROBE_MAX_FRAMES deltas. */
+#define PROBE_REC_MAX (2u + 10u + 10u + 1u + 2u + PROBE_MAX_FRAMES * 10u)
 
 /* TAKING: libprobe is filling the slot in (the collector skips it). */
 enum { PROBE_SLOT_FREE = 0, PROBE_SLOT_LIVE = 1, PROBE_SLOT_DONE = 2,

@@ -51,6 +51,7 @@
 #define PROBE_MAX_FRAMES 256u           /* call-stack depth cap */
 #define PROBE_MAX_ARGS 256u             /* argv entries carried in HELLO */
 #define PROBE_BUILD_ID_MAX 64u
+#define PROBE_EVENTS_MAX 8u             /* events sampled in one run (-e a,b) */
 
 enum probe_frame_type {
 	/*
@@ -61,7 +62,11 @@ enum probe_frame_type {
 	 *   u8 freq (1: value is Hz, 0: value is a period), u64 value,
 	 *   u64 start_ns (CLOCK_MONOTONIC; sample times use the same clock),
 	 *   str event_name ("cpu-clock"), str exe (absolute path), str comm,
-	 *   u16 argc (<= PROBE_MAX_ARGS), argc x str argv
+	 *   u16 argc (<= PROBE_MAX_ARGS), argc x str argv,
+	 *   then, only when events were sampled beside the first (-e a,b;
+	 *   absent in older recordings): u8 nextra (< PROBE_EVENTS_MAX),
+	 *   nextra x (u32 type, u64 config, str name): the events of index
+	 *   1.. in SAMPLES, at the same frequency or period as the first.
 	 * HELLO's frame flags (older recordings: 0, nothing said):
 	 *   PROBE_HELLO_KSTATE: the next bits say whether kernel time was
 	 *   sampled: PROBE_HELLO_KERNEL set (attr.exclude_kernel = 0), or
@@ -83,7 +88,8 @@ enum probe_frame_type {
 	 * SAMPLES body: a batch of samples.
 	 *   u64 base_ns, uv count (>= 1), then count x sample:
 	 *     uv tid, uv dt (time = base_ns + dt), uv weight (event period,
-	 *     nanoseconds for clock events), uv event (index, 0 for now),
+	 *     nanoseconds for clock events), uv event (0: HELLO's first
+	 *     event, i: its extra event i),
 	 *     uv nframes (1..PROBE_MAX_FRAMES),
 	 *     nframes x sv delta: frame[i] = frame[i-1] + delta (frame[-1] = 0).
 	 *   frame[0] is the sampled instruction pointer; frame[i > 0] are
