@@ -138,8 +138,13 @@ $(BUILD)/bench_%: scripts/bench_%.c tests/gt_work.h
 CXX ?= g++
 TEST_EXTRA := $(BUILD)/tests/libgt_plugin_a.so $(BUILD)/tests/libgt_plugin_b.so \
 	$(BUILD)/tests/libgt_plugin_c.so $(BUILD)/tests/gt_cxx \
-	$(BUILD)/tests/gt_minidebug $(BUILD)/tests/gen_recording
+	$(BUILD)/tests/gt_minidebug $(BUILD)/tests/gen_recording \
+	$(BUILD)/tests/libgt_dlvia.so
 all: $(TEST_EXTRA)
+
+$(BUILD)/tests/libgt_dlvia.so: tests/libgt_dlvia.c
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -shared -fPIC -o $@ $<
 
 $(BUILD)/tests/libgt_plugin_%.so: tests/libgt_plugin.c tests/gt_work.h
 	@mkdir -p $(@D)

@@ -26,8 +26,9 @@
  * [rsp, stack_hi); a miss is noted in the arena's want[] for the
  * collector, which finds each noted address's object among the process's
  * MAPs, reads its .eh_frame from the file, and publishes the rule.
- * dlclose empties the cache (probe_cfi_flush) while its thread still
- * counts as in the loader.
+ * A dlclose that unloaded something empties the cache of the code no
+ * longer loaded (probe_cfi_flush) while its thread still counts as in the
+ * loader.
  *
  * Publishing (include/probe/arena.h): a slot is {key, rule}.  The writer
  * (only the collector) stores key 0, the rule, then the key (release); a
@@ -36,6 +37,7 @@
  */
 #include <link.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 
@@ -303,26 +305,93 @@ void probe_cfi_keep_init(void)
 }
 
 
+/* The executable segments loaded now, sorted, for probe_cfi_flush. */
+struct live {
+	struct { uint64_t lo, hi; } *v;
+	size_t n, cap;
+	int failed;
+};
+
+static int live_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct live *l = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum && !l->failed; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 64;
+			void *v = realloc(l->v, cap * sizeof l->v[0]);
+
+			if (!v) {
+				l->failed = 1;
+				return 1;
+			}
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->n].lo = info->dlpi_addr + ph->p_vaddr;
+		l->v[l->n].hi = l->v[l->n].lo + ph->p_memsz;
+		l->n++;
+	}
+	return 0;
+}
+
+static int cmp_lo(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int is_live(const struct live *l, uint64_t key)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {               /* the last segment starting at or below key */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->v[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && key < l->v[lo - 1].hi;
+}
+
 /*
  * dlclose: code may be gone, and other code come to its addresses.  The
  * epoch first, so that the collector does not write back a rule it learned
  * for the old code (it checks the epoch before it publishes).  Rules of
- * the objects loaded at start stay.
+ * code still loaded stay: a program that loads and unloads a plugin in a
+ * loop keeps the rules of the objects that call it, so that its samples in
+ * the loader keep their callers.
  */
-void probe_cfi_flush(void)
+void probe_cfi_flush(int loaded_only)
 {
 	struct probe_arena *a = probe_arena;
+	struct live l = { NULL, 0, 0, 0 };
 
 	if (!a)
 		return;
 	__atomic_add_fetch(&a->rules_epoch, 1, __ATOMIC_SEQ_CST);
+	if (loaded_only) {
+		dl_iterate_phdr(live_one, &l);
+		if (!l.failed)
+			qsort(l.v, l.n, sizeof l.v[0], cmp_lo);
+	}
+	loaded_only = loaded_only && !l.failed && l.n;
 	for (unsigned i = 0; i < PROBE_RULE_SETS; i++)
 		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++) {
 			uint64_t k = __atomic_load_n(&a->rules[i][w].key,
 						     __ATOMIC_ACQUIRE);
 
-			if (k && !kept(k))
+			if (k && !(loaded_only ? is_live(&l, k) : kept(k)))
 				__atomic_store_n(&a->rules[i][w].key, 0,
 						 __ATOMIC_RELEASE);
 		}
+	free(l.v);
 }

@@ -221,27 +221,35 @@ int dlclose(void *handle)
 	int sync = 0, ok0 = 0, ok1 = 0;
 	int r;
 
+	int outer = probe_in_loader == 0, gone = 0;
+
 	resolve();
 	if (!real_dlclose)
 		return -1;
-	if (want_sync()) {
-		sync = 1;
+	sync = want_sync();
+	if (outer)
 		counts(&adds0, &subs0, &ok0);
-	}
 	probe_in_loader++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r = real_dlclose(handle);
-	/* Code may be gone, and other code come to its addresses: no rule
-	 * learned so far can be trusted (cfi.c). */
-	if (r == 0)
-		probe_cfi_flush();
+	if (r == 0) {
+		/*
+		 * Code may be gone, and other code come to its addresses: the
+		 * rules learned for it cannot be trusted (cfi.c).  Nothing
+		 * was unloaded when the loader's subs did not move (a
+		 * reference dropped); at the outermost level, only the rules
+		 * of what is no longer loaded go.
+		 */
+		if (outer)
+			counts(&adds1, &subs1, &ok1);
+		gone = !outer || !ok0 || !ok1 || subs1 != subs0;
+		if (gone)
+			probe_cfi_flush(outer);
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_in_loader--;
-	if (sync && r == 0) {
-		counts(&adds1, &subs1, &ok1);
-		if (!ok0 || !ok1 || subs1 != subs0)
-			sync_collector();
-	}
+	if (sync && gone)
+		sync_collector();
 	return r;
 }
 

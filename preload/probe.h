@@ -312,7 +312,12 @@ int probe_cfi_walk(const struct probe_thread *t, const void *uc,
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
 /* dlclose: forget every rule but those of the objects loaded at start. */
-void probe_cfi_flush(void);
+/*
+ * dlclose unloaded something: forget the rules of code no longer loaded
+ * (loaded: every object dl_iterate_phdr still lists, when loaded_only),
+ * else every rule but those of the objects loaded at start.
+ */
+void probe_cfi_flush(int loaded_only);
 /* Constructor: note the code of the objects loaded at start (never unloaded). */
 void probe_cfi_keep_init(void);
 /* PROBE_UNWIND: 0 cfi then libunwind (default), 1 libunwind only, 2 check */

@@ -351,6 +351,12 @@ static void read_slot(struct ingest *in, struct ingest_conn *c,
 	}
 }
 
+void arena_seed_rules(struct ingest_conn *c)
+{
+	if (c->ar && c->maps.n)
+		cfi_seed(c->ar->a, &c->ar->learn, &c->maps.v[c->maps.n - 1]);
+}
+
 unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
 {
 	struct arena_reader *ar = c->ar;

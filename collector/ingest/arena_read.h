@@ -31,5 +31,7 @@ struct arena_reader *arena_attach(int fd, char *err, size_t errlen);
 /* Returns how many frame rules the handlers asked for (cfi_learn.h). */
 unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final);
 void arena_detach(struct arena_reader *ar);
+/* c sent a MAP (the last of c->maps): the rules known for its file (cfi_seed). */
+void arena_seed_rules(struct ingest_conn *c);
 
 #endif

@@ -556,7 +556,42 @@ struct file {
 	struct image im;
 	int ok;
 	uint64_t used;
+	/*
+	 * The rules learned from it so far, by file address (vaddr + 1; 0:
+	 * empty), for the next process that maps it (cfi_seed): each process
+	 * has its own table, and a short one (an interpreter started in a
+	 * loop) would otherwise walk its first samples with none.
+	 */
+	uint64_t *mem_key, *mem_rule;
+	size_t mem_n;
 };
+
+#define MEM_CAP 4096u                   /* a power of two; at most half full */
+
+static void remember(struct file *f, uint64_t vaddr, uint64_t rule)
+{
+	if (!f->mem_key) {
+		f->mem_key = calloc(MEM_CAP, sizeof(*f->mem_key));
+		f->mem_rule = calloc(MEM_CAP, sizeof(*f->mem_rule));
+		if (!f->mem_key || !f->mem_rule) {
+			free(f->mem_key);
+			free(f->mem_rule);
+			f->mem_key = f->mem_rule = NULL;
+			return;
+		}
+	}
+	size_t at = (size_t)probe_rule_hash(vaddr) & (MEM_CAP - 1);
+	for (; f->mem_key[at]; at = (at + 1) & (MEM_CAP - 1))
+		if (f->mem_key[at] == vaddr + 1) {
+			f->mem_rule[at] = rule;
+			return;
+		}
+	if (f->mem_n >= MEM_CAP / 2)
+		return;
+	f->mem_key[at] = vaddr + 1;
+	f->mem_rule[at] = rule;
+	f->mem_n++;
+}
 
 static struct file files[CFI_FILES_MAX];
 static uint64_t clock_;
@@ -590,6 +625,8 @@ static void file_drop(struct file *f)
 	if (f->map)
 		munmap(f->map, f->size);
 	free(f->path);
+	free(f->mem_key);
+	free(f->mem_rule);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -598,16 +635,20 @@ static void file_drop(struct file *f)
  * (another mount namespace), then the path itself; its build-id must be
  * the MAP's when the MAP has one.  NULL when it cannot be read.
  */
-static const struct image *file_get(const struct cfi_map *m, pid_t pid)
+static int same_file(const struct file *f, const struct cfi_map *m)
+{
+	return f->path && !strcmp(f->path, m->path) && f->build_id_len == m->build_id_len &&
+	       !memcmp(f->build_id, m->build_id, m->build_id_len);
+}
+
+static struct file *file_get(const struct cfi_map *m, pid_t pid)
 {
 	struct file *f, *victim = &files[0];
 	for (int i = 0; i < CFI_FILES_MAX; i++) {
 		f = &files[i];
-		if (f->path && !strcmp(f->path, m->path) &&
-		    f->build_id_len == m->build_id_len &&
-		    !memcmp(f->build_id, m->build_id, m->build_id_len)) {
+		if (same_file(f, m)) {
 			f->used = ++clock_;
-			return f->ok ? &f->im : NULL;
+			return f->ok ? f : NULL;
 		}
 		if (f->used < victim->used)
 			victim = f;
@@ -632,7 +673,7 @@ static const struct image *file_get(const struct cfi_map *m, pid_t pid)
 		}
 		f->ok = 1;
 	}
-	return f->ok ? &f->im : NULL;
+	return f->ok ? f : NULL;
 }
 
 void cfi_files_free(void)
@@ -716,12 +757,38 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 		const struct cfi_map *m = map_of(maps, key);
 		if (!m)
 			continue;       /* its MAP may come later: asked again then */
-		const struct image *im = file_get(m, pid);
-		uint64_t rule = im ? image_rule(im, key - m->bias)
-				   : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+		struct file *f = file_get(m, pid);
+		uint64_t rule = f ? image_rule(&f->im, key - m->bias)
+				  : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+		if (f)
+			remember(f, key - m->bias, rule);
 		if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != epoch)
 			return asked;   /* flushed (dlclose) meanwhile */
 		publish(a, l, key, rule);
 	}
 	return asked;
+}
+
+unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi_map *m)
+{
+	unsigned n = 0;
+	/* Only while nothing was ever unloaded: m is mapped now (see the header). */
+	if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != 0)
+		return 0;
+	for (int i = 0; i < CFI_FILES_MAX; i++) {
+		struct file *f = &files[i];
+		if (!same_file(f, m) || !f->ok || !f->mem_key)
+			continue;
+		for (size_t j = 0; j < MEM_CAP; j++) {
+			uint64_t key = f->mem_key[j] ? f->mem_key[j] - 1 + m->bias : 0;
+			if (!key || key < m->start || key >= m->end)
+				continue;
+			if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != 0)
+				return n;
+			publish(a, l, key, f->mem_rule[j]);
+			n++;
+		}
+		break;
+	}
+	return n;
 }

@@ -13,6 +13,9 @@
  *     is left for later: its MAP may still be on the way.
  *   - Nothing is published once rules_epoch moved (libprobe flushed the
  *     table for a dlclose meanwhile).
+ *   - Rules learned are remembered per file (by file address, at most
+ *     MEM_CAP/2 each) and given to the next process that maps the file
+ *     (cfi_seed).
  *   - Files are untrusted: every read is bounded by the file's mapping.
  *     Opened files stay mapped in a cache shared by all processes
  *     (CFI_FILES_MAX of them, then the oldest is dropped).
@@ -50,6 +53,15 @@ struct cfi_learner {
  * Returns how many addresses were asked for. */
 unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 	       const struct cfi_maps *maps, pid_t pid);
+/*
+ * A process mapped m: publish the rules learned for m's file from other
+ * processes (or earlier images of this one), so that its first samples
+ * walk as far as those did.  Only while the arena's rules_epoch is 0:
+ * nothing was ever unloaded, so every MAP received names code that is
+ * mapped now (a later dlclose bumps the epoch first, and nothing is
+ * published after that).  Returns how many rules.
+ */
+unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi_map *m);
 /* The pure part, for tests: the rule at vaddr from an ELF image in memory. */
 uint64_t cfi_rule_in_image(const uint8_t *img, size_t size, uint64_t vaddr);
 void cfi_files_free(void);

@@ -266,6 +266,7 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 	} else if (m.type == PROBE_F_MAP) {
 		cfi_maps_add(&c->maps, m.u.map.start, m.u.map.end, m.u.map.bias,
 			     m.u.map.build_id, m.u.map.build_id_len, m.u.map.path);
+		arena_seed_rules(c);
 	}
 	in->frame(in->ctx, c, &m, f, len);
 	if (m.type == PROBE_F_EXIT && !c->dead) {
