@@ -124,6 +124,9 @@ static int send_hello(void)
 		else
 			fl |= ((unsigned)probe_cfg.kernel_why << PROBE_HELLO_KWHY_SHIFT) &
 			      PROBE_HELLO_KWHY_MASK;
+		if (probe_mode != PROBE_MODE_TIMER && probe_cfg.modifier &&
+		    !(probe_cfg.modifier & PROBE_MOD_USER))
+			fl |= PROBE_HELLO_NOUSER;
 		w.p[at + 6] = (uint8_t)fl;      /* the frame's u16 flags */
 		w.p[at + 7] = (uint8_t)(fl >> 8);
 	}

@@ -371,7 +371,7 @@ static void read_record_opts(void)
 			probe_cfg.kernel = !!(probe_cfg.modifier & PROBE_MOD_KERNEL);
 			probe_cfg.kernel_asked = probe_cfg.kernel;
 			probe_cfg.kernel_why = probe_cfg.kernel ? PROBE_HELLO_KWHY_NONE :
-					       PROBE_HELLO_KWHY_OFF;
+					       PROBE_HELLO_KWHY_USER;
 		}
 	}
 	s = getenv("PROBE_RING_PAGES");

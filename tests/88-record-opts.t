@@ -4,7 +4,7 @@
 # raw and PMU events, several events, -g/--call-graph, -D, --no-inherit,
 # -m; probe list against perf list.
 . "$(dirname "$0")/lib.sh"
-plan 54
+plan 56
 
 # rec NAME [OPTIONS...] -- CMD...: record into $T/NAME.probe, its stderr in
 # $T/NAME.err, the exit status in $st, the text report in $T/NAME.rep.
@@ -39,6 +39,9 @@ kernel_share() {
 rec u -e cpu-clock:u -- "$GT/gt_leaf" 100
 is "$st" 0 "-e cpu-clock:u exits 0"
 grep -q leaf_five "$T/u.rep"; ok $? "and profiles the program"
+grep -q '^# event: cpu-clock:u, ' "$T/u.rep" &&
+	grep -q '^# kernel: not sampled: user space only was asked for (-e EVENT:u)$' "$T/u.rep"
+ok $? "the header says :u: $(grep -E '^# (event|kernel):' "$T/u.rep" | cut -d';' -f1 | tr '\n' ' ')"
 rec uk -e cpu-clock:uk -- "$GT/gt_leaf" 100
 is "$st" 0 "-e cpu-clock:uk exits 0"
 if [ "$kernel_ok" -eq 1 ]; then
@@ -47,11 +50,15 @@ if [ "$kernel_ok" -eq 1 ]; then
 	got=$(kernel_share "$T/k.rep")
 	awk -v v="$got" 'BEGIN { exit !(v != "" && v >= 99) }'
 	ok $? ":k: dd's samples are all kernel samples (kernel rows $got %, want >= 99)"
+	grep -q '^# event: cpu-clock:k, ' "$T/k.rep" &&
+		grep -q '^# kernel: kernel only, no user space (-e EVENT:k)$' "$T/k.rep"
+	ok $? "the header says :k: $(grep -E '^# (event|kernel):' "$T/k.rep" | cut -d';' -f1 | tr '\n' ' ')"
 	rec ud -e cpu-clock:u -- $DD
 	got=$(kernel_share "$T/ud.rep")
 	[ "$got" = 0.00 ] && [ -s "$T/ud.rep" ]
 	ok $? ":u: the same dd has no kernel sample (kernel rows $got %)"
 else
+	skip "kernel samples need root or perf_event_paranoid <= 1 (it is $par)"
 	skip "kernel samples need root or perf_event_paranoid <= 1 (it is $par)"
 	skip "kernel samples need root or perf_event_paranoid <= 1 (it is $par)"
 	skip "kernel samples need root or perf_event_paranoid <= 1 (it is $par)"

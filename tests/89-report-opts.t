@@ -5,7 +5,7 @@
 # and --header-only (the INFO frame, every process), the row limit on a
 # terminal; old recordings still read; bad values are refused with why.
 . "$(dirname "$0")/lib.sh"
-plan 45
+plan 47
 
 R=$T/leaf.probe
 "$PROBE" record -q -o "$R" -- "$GT/gt_leaf" 400 >/dev/null 2>"$T/rec.err"
@@ -103,6 +103,20 @@ is "$(grep -Ec '^# .* exit 7 +gt_leaf: ' "$T/sh")" 40 "--header-only: all 40 chi
 grep -Eq '^# +[0-9]+ +[0-9]+ +[0-9]+ +exit 0 +sh: sh -c for i in' "$T/sh"
 ok $? "and the shell that started them"
 grep -q '^# processes *: 42 ' "$T/sh"; ok $? "42 processes (seq too)"
+
+# ---- killed by SIGKILL: no EXIT of its own ----
+# An orphan probe record waits for: SIGKILL, from the wait status.  One
+# its parent (the shell) waits for: unknown, and the header says why.
+K=$T/kill.probe
+"$PROBE" record -q -o "$K" -- sh -c "$GT/gt_leaf 5000 >/dev/null & sleep 0.3; kill -9 \$!; exit 0" 2>"$T/err"
+"$PROBE" report --header-only "$K" >"$T/k" 2>&1
+grep -Eq '^# +[0-9]+ +[0-9]+ +[0-9]+ +SIGKILL +gt_leaf: ' "$T/k"
+ok $? "an orphan killed by SIGKILL: $(grep 'gt_leaf:' "$T/k" | tr -s ' ')"
+"$PROBE" record -q -o "$K" -- sh -c "$GT/gt_leaf 5000 >/dev/null & sleep 0.3; kill -9 \$!; wait" 2>"$T/err"
+"$PROBE" report --header-only "$K" >"$T/k" 2>&1
+grep -Eq '^# +[0-9]+ +[0-9]+ +[0-9]+ +unknown +gt_leaf: ' "$T/k" &&
+	grep -q '^# ended unknown: no exit record came, and its parent, not probe, waited for it' "$T/k"
+ok $? "one its shell waited for: $(grep 'gt_leaf:' "$T/k" | tr -s ' '), and why"
 
 # ---- a terminal: what fits, and how much was hidden ----
 G=$T/big.probe

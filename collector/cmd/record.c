@@ -389,6 +389,23 @@ static void reaped(struct recorder *r, uint32_t pid, int st)
 		return;
 	p->reaped = 1;
 	p->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	/*
+	 * It sent no EXIT (SIGKILL, or it died before libprobe could say):
+	 * the recording gets one from the wait status, so that the report's
+	 * header can say how it ended (flag PROBE_EXIT_WAITED).
+	 */
+	uint8_t buf[64];
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, buf, sizeof(buf));
+	size_t at = probe_frame_begin(&w, PROBE_F_EXIT, pid);
+	probe_put_u32(&w, (uint32_t)p->status);
+	probe_put_u64(&w, p->samples);
+	probe_put_u32(&w, p->threads);
+	probe_frame_end(&w, at);
+	if (w.ok) {
+		buf[at + 6] = PROBE_EXIT_WAITED;
+		recfile_frame(&r->out, buf, w.len);
+	}
 }
 
 /*

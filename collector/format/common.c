@@ -42,9 +42,14 @@ static char *event_text(const struct agg_image *im)
 {
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
+	/* perf's modifiers, when they were asked for (HELLO's flags) */
+	unsigned why = (im->hello_flags & PROBE_HELLO_KWHY_MASK) >> PROBE_HELLO_KWHY_SHIFT;
+	const char *mod = im->hello_flags & PROBE_HELLO_NOUSER ? ":k" :
+			  (im->hello_flags & PROBE_HELLO_KSTATE) &&
+			  why == PROBE_HELLO_KWHY_USER ? ":u" : "";
 	if (im->freq)
-		return xasprintf("%s%s, %" PRIu64 " Hz", name, timer, im->value);
-	return xasprintf("%s%s, period %" PRIu64, name, timer, im->value);
+		return xasprintf("%s%s%s, %" PRIu64 " Hz", name, mod, timer, im->value);
+	return xasprintf("%s%s%s, period %" PRIu64, name, mod, timer, im->value);
 }
 
 /* Why kernel time was not sampled, as HELLO's flags say. */
@@ -58,6 +63,8 @@ static const char *kernel_why(unsigned flags)
 		       "kernel.perf_event_paranoid <= 1)";
 	case PROBE_HELLO_KWHY_TIMER:
 		return "CPU-time timers see user space only";
+	case PROBE_HELLO_KWHY_USER:
+		return "user space only was asked for (-e EVENT:u)";
 	case PROBE_HELLO_KWHY_SETSIG:
 		return "the realtime signal (PROBE_SIGNAL) would interrupt system "
 		       "calls; PROBE_KERNEL=1 samples it anyway";
@@ -72,19 +79,23 @@ static const char *kernel_why(unsigned flags)
  */
 static void kernel_line(const struct report_ctx *c, FILE *out)
 {
-	unsigned yes = 0, no = 0, first_no = 0;
+	unsigned yes = 0, no = 0, first_no = 0, first_flags = 0;
 
 	for (size_t i = 0; i < agg_nimages(c->agg); i++) {
 		const struct agg_image *im = agg_image(c->agg, (uint32_t)i);
 
 		if (!im->have_hello || !(im->hello_flags & PROBE_HELLO_KSTATE))
 			continue;
-		if (im->hello_flags & PROBE_HELLO_KERNEL)
-			yes++;
+		if (im->hello_flags & PROBE_HELLO_KERNEL) {
+			if (yes++ == 0)
+				first_flags = im->hello_flags;
+		}
 		else if (no++ == 0)
 			first_no = im->hello_flags;
 	}
-	if (yes && !no)
+	if (yes && !no && (first_flags & PROBE_HELLO_NOUSER))
+		fprintf(out, "# kernel: kernel only, no user space (-e EVENT:k)\n");
+	else if (yes && !no)
 		fprintf(out, "# kernel: included\n");
 	else if (no && !yes)
 		fprintf(out, "# kernel: not sampled: %s\n", kernel_why(first_no));
@@ -192,7 +203,7 @@ static void image_end(const struct agg *a, uint32_t i, char *buf, size_t n)
 			return;
 		}
 	if (!im->have_exit)
-		snprintf(buf, n, "not recorded");
+		snprintf(buf, n, "unknown");
 	else if (im->exit_status < 0)
 		snprintf(buf, n, "exited");
 	else if (im->exit_status > 128 && im->exit_status < 128 + 65) {
@@ -264,17 +275,23 @@ void report_info(const struct agg *a, const char *file, FILE *out)
 	for (size_t i = 0; i < ni; i++)
 		order[i] = (uint64_t)agg_image(a, (uint32_t)i)->pid << 32 | i;
 	qsort(order, ni, sizeof(*order), cmp_u64);
+	unsigned unknown = 0;
 	for (size_t j = 0; j < ni; j++) {
 		uint32_t i = (uint32_t)order[j];
 		const struct agg_image *im = agg_image(a, i);
 		char end[64];
 		image_end(a, i, end, sizeof(end));
+		unknown += strcmp(end, "unknown") == 0;
 		fprintf(out, "# %8u %8u %9" PRIu64 "  %-12s  %s%s%s\n", im->pid, im->ppid,
 			per[i], end, im->comm[0] ? im->comm : im->name,
 			im->args[0] ? ": " : "", im->args);
 	}
 	free(order);
 	free(per);
+	if (unknown)
+		fprintf(out, "# ended unknown: no exit record came, and its parent, not "
+			"probe, waited for it (killed by SIGKILL, or still running when the "
+			"recording ended)\n");
 	fprintf(out, "# ========\n#\n");
 }
 

@@ -13,8 +13,8 @@
  *       u32 size   total frame size in bytes, header included,
  *                  PROBE_FRAME_HDR <= size <= PROBE_FRAME_MAX
  *       u16 type   enum probe_frame_type; unknown types are skipped by size
- *       u16 flags  0, except in HELLO (PROBE_HELLO_*); readers ignore
- *                  flags they do not know
+ *       u16 flags  0, except in HELLO (PROBE_HELLO_*) and EXIT
+ *                  (PROBE_EXIT_*); readers ignore flags they do not know
  *       u32 pid    the process the frame describes
  *     followed by (size - 12) bytes of body laid out as documented per type.
  *   - Strings in bodies are u16 length + bytes, no NUL, at most PROBE_STR_MAX.
@@ -104,6 +104,9 @@ enum probe_frame_type {
 	/*
 	 * EXIT body: i32 status (exit code, or 128 + signal, or -1 unknown),
 	 *   u64 samples (taken in this process), u32 threads (seen).
+	 * Flags: PROBE_EXIT_WAITED when probe record wrote it from the wait
+	 * status of a process that sent none (SIGKILL); samples and threads
+	 * are then what had arrived.
 	 */
 	PROBE_F_EXIT = 6,
 	/*
@@ -160,11 +163,14 @@ enum probe_unprof_reason {
 
 #define PROBE_EVENT_TIMER 0xffffu  /* event_type of the timer fallback */
 
+#define PROBE_EXIT_WAITED 0x1u     /* EXIT's flags: see PROBE_F_EXIT */
+
 /* HELLO's frame flags: was kernel time sampled, and if not why. */
 #define PROBE_HELLO_KSTATE 0x1u    /* the kernel bits below are meaningful */
 #define PROBE_HELLO_KERNEL 0x2u    /* kernel time sampled (exclude_kernel 0) */
 #define PROBE_HELLO_KWHY_SHIFT 2
 #define PROBE_HELLO_KWHY_MASK 0x1cu
+#define PROBE_HELLO_NOUSER 0x20u   /* user space not sampled (-e EVENT:k) */
 enum probe_hello_kwhy {
 	PROBE_HELLO_KWHY_NONE = 0,      /* included, or not said */
 	PROBE_HELLO_KWHY_OFF = 1,       /* PROBE_KERNEL=0 */
@@ -174,6 +180,7 @@ enum probe_hello_kwhy {
 	PROBE_HELLO_KWHY_TIMER = 3,     /* CPU-time timers: user space only */
 	PROBE_HELLO_KWHY_SETSIG = 4,    /* F_SETSIG signal: it would break system
 					   calls (EINTR); PROBE_KERNEL=1 forces */
+	PROBE_HELLO_KWHY_USER = 5,      /* -e EVENT:u asked for user space only */
 	PROBE_HELLO_KWHY_MAX
 };
 
