@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fuzz_write(data, size) < 0)
 		return 0;
 	const char *fmt = formats[size % (sizeof(formats) / sizeof(formats[0]))];
-	/* perf's options too, in turn: the header, --time, the filters, -g callee. */
+	/* perf's options too, in turn: the header, --time, the filters, -g callee,
+	 * an event of several. */
 	static char *extra[][4] = {
 		{ NULL },
 		{ "--header-only", NULL },
@@ -44,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ "--comms", "a,b", "--no-children", NULL },
 		{ "--dsos", "libc.so.6", "-G", NULL },
 		{ "--symbols", "main", "--pid", "1,2" },
+		{ "--event", "page-faults", NULL },
 	};
 	unsigned v = (unsigned)(size / 8 % (sizeof(extra) / sizeof(extra[0])));
 	char *argv[16] = { "report", "--format", (char *)fmt, "-o", "/dev/null" };
