@@ -164,9 +164,15 @@ void probe_announce_maps(void)
 /* SYNC into w: the collector takes the arena's records up to now first. */
 void probe_put_sync(struct probe_wbuf *w)
 {
+	probe_put_sync_at(w, probe_now_ns());
+}
+
+/* The same, up to time t. */
+void probe_put_sync_at(struct probe_wbuf *w, uint64_t t)
+{
 	size_t at = probe_frame_begin(w, PROBE_F_SYNC, probe_proc.pid);
 
-	probe_put_u64(w, probe_now_ns());
+	probe_put_u64(w, t);
 	probe_frame_end(w, at);
 }
 

@@ -492,6 +492,7 @@ void probe_announce_maps(void);
 /* Async-signal-safe: SYNC, EXIT; then the collector's word, bounded. */
 void probe_announce_exit(int status, uint64_t deadline_ns);
 void probe_put_sync(struct probe_wbuf *w);
+void probe_put_sync_at(struct probe_wbuf *w, uint64_t t);
 uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */
 
 /* ---- main.c ------------------------------------------------------------- */
