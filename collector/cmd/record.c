@@ -969,7 +969,7 @@ int cmd_record(int argc, char **argv)
 
 	struct recorder r = { .o = &o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
-				.what = "recorded", .ctx = &r, .frame = on_frame,
+				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened };
 	char *lib = NULL, *dir = NULL, *sock = NULL;
 	char **env = NULL;

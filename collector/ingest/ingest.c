@@ -216,11 +216,16 @@ static void attach_arena(struct ingest *in, struct ingest_conn *c)
 	c->ar = arena_attach(c->arena_fd, err, sizeof(err));
 	close(c->arena_fd);
 	c->arena_fd = -1;
-	if (!c->ar)
+	if (!c->ar) {
 		ingest_note(in, INGEST_ARENA, "process %ld: its shared memory cannot be read "
 		     "(%s); its samples are lost", (long)c->pid, err);
-	else
-		in->narenas++;
+		return;
+	}
+	in->narenas++;
+	/* Quiet from now on: its frames are read on the poll (ingest.h). */
+	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = c };
+	if (in->quiet && c->fd >= 0 && epoll_ctl(in->ep, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->quiet = 1;
 }
 
 /* Check one frame and hand it on; -1 (after a message) rejects the connection. */
@@ -297,13 +302,14 @@ static void take_fds(struct ingest_conn *c, struct msghdr *mh)
 /* The largest record a process may send (libprobe sends 32 KiB at most). */
 #define RECORD_MAX (256u * 1024)
 
-void ingest_read(struct ingest *in, struct ingest_conn *c)
+/* Up to INGEST_READS records of c; 1 when it stopped there (more may wait). */
+static int read_some(struct ingest *in, struct ingest_conn *c)
 {
 	char err[PROBE_ERR_MAX];
 	if (c->orphan) {
 		/* Its pidfd: the process has ended. */
 		ingest_close(in, c, 0);
-		return;
+		return 0;
 	}
 	for (int round = 0; round < INGEST_READS; round++) {
 		union {
@@ -317,7 +323,7 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 			ingest_note(in, INGEST_BAD_DATA, "process %ld sent records that end inside "
 			     "a frame; ignoring the rest of its data", (long)c->pid);
 			ingest_close(in, c, 0);
-			return;
+			return 0;
 		}
 		struct iovec iov = { space, RECORD_MAX };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -327,23 +333,23 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
+				return 0;
 			if (errno != ECONNRESET)
 				ingest_note(in, INGEST_READ_ERROR, "reading from process %ld: %s",
 				     (long)c->pid, strerror(errno));
 			conn_ended(in, c);
-			return;
+			return 0;
 		}
 		take_fds(c, &mh);
 		if (n == 0) {
 			conn_ended(in, c);
-			return;
+			return 0;
 		}
 		if (mh.msg_flags & MSG_TRUNC) {
 			ingest_note(in, INGEST_BAD_DATA, "process %ld sent a record of more than %u "
 			     "bytes; ignoring the rest of its data", (long)c->pid, RECORD_MAX);
 			ingest_close(in, c, 0);
-			return;
+			return 0;
 		}
 		probe_stream_commit(&c->s, (size_t)n);
 		const uint8_t *f;
@@ -353,24 +359,34 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 			if (conn_frame(in, c, (uint8_t *)f, len) < 0 || c->dead) {
 				if (!c->dead)
 					ingest_close(in, c, 0);
-				return;
+				return 0;
 			}
 		if (k < 0) {
 			ingest_note(in, INGEST_BAD_DATA, "process %ld sent a bad stream (%s); "
 			     "ignoring the rest of its data", (long)c->pid, err);
 			ingest_close(in, c, 0);
-			return;
+			return 0;
 		}
 	}
+	return 1;
+}
+
+void ingest_read(struct ingest *in, struct ingest_conn *c)
+{
+	read_some(in, c);
 }
 
 void ingest_poll(struct ingest *in)
 {
 	unsigned asked = 0;
 	in->last_poll = now_ns();
-	for (struct ingest_conn *c = in->conns; c; c = c->next)
+	for (struct ingest_conn *c = in->conns; c; c = c->next) {
+		/* What it sent before its samples, all of it (its SYNCs). */
+		while (c->quiet && !c->dead && !c->orphan && c->fd >= 0 && read_some(in, c))
+			;
 		if (c->ar && !c->dead)
 			asked += arena_read(in, c, UINT64_MAX, 0);
+	}
 	in->learning = asked > 0;
 }
 
