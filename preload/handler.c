@@ -154,9 +154,13 @@ static int kernel_frames(const struct probe_ev *e, const uint64_t *w,
 
 /*
  * The user stack of the interrupted context, walked once per drain: every
- * kernel sample in the ring shares it (they were all taken since the
- * thread last left user space, which it does again at RIP), and so does a
- * user sample taken at RIP.  Kernel frames go in front of it: room for both.
+ * kernel sample in the ring shares it (each kernel sample's signal comes
+ * on the thread's next way back to user space, so they were all taken in
+ * the kernel entry that returns to RIP; only while our signal is held, as
+ * glibc holds every signal for a few system calls in pthread_create and
+ * posix_spawn, can an older one wait, and it then gets the stack of where
+ * the thread is now), and so does a user sample taken at RIP.  Kernel
+ * frames go in front of it: room for both.
  */
 struct ustack {
 	uint64_t buf[PROBE_KSTACK_MAX + 1 + PROBE_UNWIND_BUF];
