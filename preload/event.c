@@ -114,8 +114,16 @@ static void attr_of(struct perf_event_attr *attr, struct probe_thread *t,
 		attr->sample_freq = probe_cfg.value;
 	else
 		attr->sample_period = probe_cfg.value;
+	/*
+	 * A fixed period (-c) is each sample's weight: PERF_SAMPLE_PERIOD is
+	 * asked for with -F only.  With it, the kernel samples a software
+	 * event such as page-faults on every occurrence, whatever the period
+	 * (perf_swevent_event: "sample_type & PERF_SAMPLE_PERIOD && !freq":
+	 * -c 10 gave 4,016 samples of weight 1 for 4,057 faults; perf,
+	 * which leaves it out, 405 of 10).
+	 */
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_PERIOD;
+			    (probe_cfg.freq ? PERF_SAMPLE_PERIOD : 0);
 	attr->disabled = 1;
 	attr->exclude_kernel = !probe_cfg.kernel;
 	if (sp->modifier) {             /* -e EVENT:u / :k / :uk wins */
@@ -233,6 +241,7 @@ static int open_one(struct probe_thread *t, unsigned i, pid_t tid,
 	e->ring_len = len;
 	e->data_pages = pages;
 	e->kstack = (attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
+	e->fixed_period = probe_cfg.freq ? 0 : (probe_cfg.value ? probe_cfg.value : 1);
 	e->fd = fd;
 	if (!ring)
 		probe_fd_own(fd);

@@ -136,13 +136,14 @@ static int kernel_frames(const struct probe_ev *e, const uint64_t *w,
 			 size_t len, uint64_t *k)
 {
 	int nk = 0;
+	size_t at = 4 + (e->fixed_period == 0);   /* the callchain's nr */
 
-	if (e->kstack && len >= 6 * sizeof(uint64_t)) {
-		uint64_t nr = w[5], have = len / sizeof(uint64_t) - 6;
+	if (e->kstack && len >= (at + 1) * sizeof(uint64_t)) {
+		uint64_t nr = w[at], have = len / sizeof(uint64_t) - at - 1;
 
 		for (uint64_t i = 0; i < nr && i < have && nk < (int)PROBE_KSTACK_MAX; i++)
-			if (w[6 + i] < PERF_CONTEXT_MAX)
-				k[nk++] = w[6 + i];
+			if (w[at + 1 + i] < PERF_CONTEXT_MAX)
+				k[nk++] = w[at + 1 + i];
 	}
 	if (nk == 0 || k[0] != w[1]) {
 		/* No chain (or not starting at the IP): the IP alone. */
@@ -190,8 +191,9 @@ static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 			unsigned ev, const uint64_t *w, size_t len, uint64_t rip,
 			void *uc, struct ustack *u)
 {
-	/* header, ip, pid|tid, time, period[, nr, ips[nr]] */
-	uint64_t ip = w[1], time = w[3], period = w[4];
+	/* header, ip, pid|tid, time, period (unless fixed)[, nr, ips[nr]] */
+	uint64_t ip = w[1], time = w[3];
+	uint64_t period = e->fixed_period ? e->fixed_period : w[4];
 	int in_kernel = ip >= PROBE_KERNEL_START;
 	uint64_t *us = NULL;
 
@@ -252,7 +254,7 @@ int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc)
 	while ((type = probe_ring_next(&it, &rec, sizeof rec, &len)) != 0) {
 		taken++;
 		if (type == PERF_RECORD_SAMPLE) {
-			if (len >= 5 * sizeof(uint64_t))
+			if (len >= (4 + (e->fixed_period == 0)) * sizeof(uint64_t))
 				ring_sample(t, e, ev, rec.w, len, rip, uc,
 					    can_unwind ? &u : NULL);
 		} else if (type == PERF_RECORD_LOST) {

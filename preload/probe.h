@@ -141,6 +141,8 @@ struct probe_ev {
 	size_t ring_len;
 	unsigned data_pages;            /* 0: samples are taken from the ucontext */
 	int kstack;                     /* samples carry a kernel callchain */
+	uint64_t fixed_period;          /* -c: every sample's weight (samples
+					   carry no PERF_SAMPLE_PERIOD); 0: -F */
 };
 struct probe_thread {
 	struct probe_thread *next;      /* registry list, probe_reg_lock */

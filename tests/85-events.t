@@ -9,7 +9,7 @@
 # of perf record's on the same two events.  Both signal paths (sigtrap,
 # F_SETSIG) tag samples with their event.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 18
 
 F="$GT/gt_faults"
 "$PROBE" record -F 999 -e cpu-clock,page-faults -o "$T/ev.probe" -- "$F" >/dev/null 2>"$T/rec.err"
@@ -98,3 +98,14 @@ if perf stat -e cycles true 2>&1 | grep -q 'not supported'; then
 else
 	is "$st" 0 "cycles beside cpu-clock (this machine has the counters)"
 fi
+
+# -c PERIOD: one sample every PERIOD events, each weighing PERIOD (with
+# PERF_SAMPLE_PERIOD asked for, the kernel samples a software event on
+# every occurrence, with weight 1: 4,016 samples for 4,057 faults).
+"$PROBE" record -q -e page-faults -c 10 -o "$T/c10.probe" -- "$F" 2000 2 10 >/dev/null 2>&1
+set -- $("$PROBE" report --format perf-script "$T/c10.probe" 2>/dev/null |
+	awk '/ page-faults/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^page-faults/) { n++; s += $i; if ($i != 10) bad++ } }
+		END { print n + 0, s + 0, bad + 0 }')
+perf=$(perf stat -x, -e page-faults "$F" 2000 2 10 2>&1 >/dev/null | awk -F, '/page-faults/ { print $1 }')
+[ "$3" = 0 ] && [ -n "$perf" ] && awk -v s="$2" -v p="$perf" 'BEGIN { d = s - p; if (d < 0) d = -d; exit !(d <= 0.05 * p + 20) }'
+ok $? "-e page-faults -c 10: $1 samples, each of weight 10, $2 in all; perf stat counts ${perf:-nothing}"
