@@ -160,6 +160,7 @@ struct probe_thread {
 	int slot;                       /* its arena slot; -1: none */
 	struct probe_slot *s;           /* &probe_arena->slots[slot], or NULL */
 	int peek;                       /* exit path looking at the ring */
+	int saw_kernel;                 /* the handler's drain found a kernel sample */
 	uint64_t ndefer;                /* deferred signals (see signals.c) */
 	siginfo_t defer[PROBE_DEFER_MAX];
 };
@@ -373,6 +374,10 @@ void probe_signal_app(int sig, struct sigaction *out);
  * is deferred and raised again when the program unblocks it).
  */
 void probe_signal_chain(int sig, siginfo_t *si, void *uc);
+/* SIGNAL CONTEXT: 1 sig's delivery restarts an -ERESTARTSYS call, 0 EINTR, -1 neither. */
+int probe_signal_restarts(int sig);
+/* SIGNAL CONTEXT: has the program a handler without SA_RESTART for a signal mask lets through? */
+int probe_signal_any_norestart(const sigset_t *mask);
 /*
  * Depth of our own calls into libunwind on this thread: its sigprocmask
  * calls are not the program's (mask_call passes them straight through).

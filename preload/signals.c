@@ -157,10 +157,60 @@ int probe_signal_take(int sig, int k, void (*fn)(int, siginfo_t *, void *),
 
 /* ---- SIGNAL CONTEXT: handing signals on -------------------------------- */
 
+static int held(int sig);
+
 static int default_ignores(int sig)
 {
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH ||
 	       sig == SIGCONT;
+}
+
+/*
+ * SIGNAL CONTEXT.  What delivering sig to the program does to a system
+ * call it interrupted with -ERESTARTSYS: 1 restarts it (a handler with
+ * SA_RESTART, a stop), 0 fails it with EINTR (a handler without), -1 has
+ * no say (ignored, or the process ends).
+ */
+int probe_signal_restarts(int sig)
+{
+	struct sigaction a;
+
+	if (sig <= 0 || sig >= NSIGS)
+		return -1;
+	if (held(sig))
+		probe_signal_app(sig, &a);
+	else if (probe_real_sigaction(sig, NULL, &a) < 0)
+		return -1;
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
+		return -1;
+	if (is_default(&a))
+		return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+		       sig == SIGTTOU ? 1 : -1;
+	return (a.sa_flags & SA_RESTART) != 0;
+}
+
+/* The signals whose handler the program installed without SA_RESTART. */
+static uint64_t norestart;
+
+/* Normal context: sig's disposition changed; keep norestart true. */
+static void note_restart(int sig)
+{
+	uint64_t bit = sig > 0 && sig <= 64 ? 1ull << (sig - 1) : 0;
+
+	if (probe_signal_restarts(sig) == 0)
+		__atomic_or_fetch(&norestart, bit, __ATOMIC_RELAXED);
+	else
+		__atomic_and_fetch(&norestart, ~bit, __ATOMIC_RELAXED);
+}
+
+int probe_signal_any_norestart(const sigset_t *mask)
+{
+	uint64_t m = __atomic_load_n(&norestart, __ATOMIC_RELAXED);
+
+	for (int sig = 1; m && sig <= 64; sig++, m >>= 1)
+		if ((m & 1) && sig != SIGTRAP && sigismember(mask, sig) != 1)
+			return 1;
+	return 0;
 }
 
 void probe_signal_chain(int sig, siginfo_t *si, void *uc)
@@ -280,8 +330,13 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction prev;
 
-	if (!held(sig))
-		return probe_real_sigaction(sig, act, old);
+	if (!held(sig)) {
+		int r = probe_real_sigaction(sig, act, old);
+
+		if (r == 0 && act)
+			note_restart(sig);
+		return r;
+	}
 	probe_signal_app(sig, &prev);
 	if (act) {
 		if (kind[sig] == PROBE_SIG_FATAL) {
@@ -298,6 +353,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 					 __ATOMIC_RELAXED);
 		}
 		view_set(sig, act);
+		note_restart(sig);
 	}
 	if (old)
 		*old = prev;
@@ -312,8 +368,13 @@ sighandler_fn signal(int sig, sighandler_fn fn)
 
 	if (!held(sig)) {
 		resolve();
-		if (real_signal)
-			return real_signal(sig, fn);
+		if (real_signal) {
+			sighandler_fn r = real_signal(sig, fn);
+
+			if (r != SIG_ERR)
+				note_restart(sig);
+			return r;
+		}
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
@@ -341,8 +402,13 @@ sighandler_fn sysv_signal(int sig, sighandler_fn fn)
 
 	if (!held(sig)) {
 		resolve();
-		if (real_sysv_signal)
-			return real_sysv_signal(sig, fn);
+		if (real_sysv_signal) {
+			sighandler_fn r = real_sysv_signal(sig, fn);
+
+			if (r != SIG_ERR)
+				note_restart(sig);
+			return r;
+		}
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
@@ -364,8 +430,13 @@ sighandler_fn sigset(int sig, sighandler_fn fn)
 
 	if (!held(sig)) {
 		resolve();
-		if (real_sigset)
-			return real_sigset(sig, fn);
+		if (real_sigset) {
+			sighandler_fn r = real_sigset(sig, fn);
+
+			if (r != SIG_ERR)
+				note_restart(sig);
+			return r;
+		}
 		errno = ENOSYS;
 		return SIG_ERR;
 	}

@@ -6,6 +6,7 @@
  *                       it expects restarted (SA_RESTART)
  *   gt_signals prof     SIGPROF from ITIMER_PROF, handler set with signal()
  *   gt_signals chld     SIGCHLD (SA_SIGINFO) for five children, one by one
+ *   gt_signals interrupt [N]  readv that an alarm must end with EINTR
  *   gt_signals eintr [N] slow calls between bursts of work: none may fail
  *                       with EINTR (nanosleep, poll, epoll_wait, select,
  *                       read, sigtimedwait); N rounds (2000) of one each
@@ -46,6 +47,7 @@
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -497,6 +499,69 @@ static int mode_trap(void)
 	return 0;
 }
 
+/*
+ * interrupt [N]: N rounds of a readv on an empty pipe (1024 iovecs: some
+ * kernel time before it blocks, where a kernel sample may land) that a
+ * one-shot alarm, handler without SA_RESTART, must end with EINTR.  A
+ * watchdog thread writes a byte when a read has not ended 100 ms after its
+ * alarm, so a read restarted by mistake returns data instead of hanging.
+ * Prints how many failed with EINTR and how many were restarted.
+ */
+static volatile int round_done;
+
+static void *watchdog(void *arg)
+{
+	int fd = (int)(long)arg;
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+	for (;;) {
+		int seen = round_done;
+
+		nanosleep(&ts, NULL);
+		if (round_done == seen && round_done >= 0 && write(fd, "w", 1) != 1)
+			return NULL;
+		if (round_done < 0)
+			return NULL;
+	}
+}
+
+static int mode_interrupt(long rounds)
+{
+	static char bytes[1024];
+	static struct iovec iov[1024];
+	struct sigaction sa;
+	struct itimerval it = { { 0, 0 }, { 0, 2000 } };
+	long eintr = 0, restarted = 0, other = 0;
+	pthread_t w;
+	int p[2];
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_count;
+	sigaction(SIGALRM, &sa, NULL);          /* no SA_RESTART */
+	if (pipe(p) < 0)
+		return 1;
+	for (int i = 0; i < 1024; i++)
+		iov[i] = (struct iovec){ bytes + i, 1 };
+	pthread_create(&w, NULL, watchdog, (void *)(long)p[1]);
+	for (long r = 0; r < rounds; r++) {
+		setitimer(ITIMER_REAL, &it, NULL);
+		ssize_t n = readv(p[0], iov, 1024);
+		if (n < 0 && errno == EINTR)
+			eintr++;
+		else if (n > 0)
+			restarted++;
+		else
+			other++;
+		round_done++;
+	}
+	round_done = -1;
+	close(p[1]);
+	pthread_join(w, NULL);
+	printf("interrupt: %ld rounds, EINTR %ld, restarted %ld, other %ld\n", rounds,
+	       eintr, restarted, other);
+	return 0;
+}
+
 static int mode_int3(int blocked)
 {
 	busy(50);
@@ -540,10 +605,12 @@ int main(int argc, char **argv)
 		return mode_window();
 	if (!strcmp(m, "trap"))
 		return mode_trap();
+	if (!strcmp(m, "interrupt"))
+		return mode_interrupt(argc > 2 ? atol(argv[2]) : 300);
 	if (!strcmp(m, "int3"))
 		return mode_int3(0);
 	if (!strcmp(m, "int3blocked"))
 		return mode_int3(1);
-	fprintf(stderr, "usage: gt_signals alarm|prof|chld|eintr|mask|ours|segv|sysv|rawmask|window|trap|int3|int3blocked\n");
+	fprintf(stderr, "usage: gt_signals alarm|prof|chld|eintr|interrupt|mask|ours|segv|sysv|rawmask|window|trap|int3|int3blocked\n");
 	return 2;
 }
