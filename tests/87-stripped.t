@@ -121,8 +121,12 @@ perl -e 'open(my $f, "+<", $ARGV[0]) or die; binmode $f;
 	close $f' "$T/libx.so"
 "$PROBE" record -q -F 2999 -o "$T/ss.probe" -- "$T/prog" 20 >/dev/null 2>>"$T/rec.err"
 "$PROBE" report --sort sym "$T/ss.probe" >"$T/r4" 2>>"$T/rerr"
+# (libx_run, the loop that calls them, is named by .dynsym when there are
+# section headers; here it is libx.so+0xSTART too, in the rare run where
+# it has a sample of its own: left out)
+run0=$(nm -D "$T/libx.full.so" | awk "$HEX"' $3 == "libx_run" { print hex($1) }')
 awk "$HEX"' !/^#/ && $3 + 0 > 0 && $4 ~ /^libx\.so\+0x/ { sub(/^libx\.so\+0x/, "", $4); print hex($4) }' \
-	"$T/r4" | sort -n >"$T/ss.rows"
+	"$T/r4" | grep -vx "$run0" | sort -n >"$T/ss.rows"
 awk '{ print $1 }' "$T/truth" | sort -n | cmp -s - "$T/ss.rows"
 ok $? "no section headers (sstrip): the same four rows, through PT_GNU_EH_FRAME ($(tr '\n' ' ' <"$T/ss.rows"))"
 cp "$T/libx.keep" "$T/libx.so"
