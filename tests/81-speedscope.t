@@ -210,7 +210,12 @@ done
 ok $? "perf-script: each thread's sample times never go back"
 cut -f1,2 "$T/leaf.perf.seq" >"$T/leaf.perf.cut"; cut -f1,2 "$T/thr.perf.seq" >"$T/thr.perf.cut"
 cmp -s "$T/leaf.perf.cut" "$T/leaf.json.seq" && cmp -s "$T/thr.perf.cut" "$T/thr.json.seq"
-ok $? "each profile's samples are its thread's samples in time order (as perf-script's)"
+ok $? "each profile's samples are its thread's samples in time order (as perf-script's)" ||
+	for f in leaf thr; do
+		tr ',' '\n' <"$T/$f.perf.cut" >"$T/$f.a"; tr ',' '\n' <"$T/$f.json.seq" >"$T/$f.b"
+		diff "$T/$f.a" "$T/$f.b" | head -10 | sed 's/^/#   /'
+		[ -n "$PROBE_TEST_KEEP" ] && cp -r "$T" "$PROBE_TEST_KEEP"
+	done
 [ "$_tap_fail" -eq 0 ] || for r in leaf thr; do
 	diff "$T/$r.perf.cut" "$T/$r.json.seq" | cut -c1-400 | sed "s/^/#   $r: /"
 done

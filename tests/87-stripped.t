@@ -275,8 +275,10 @@ w=$(awk -v n="libx.so+$(printf 0x%x "$wa")" '!/^#/ && $4 == n { print $1 }' "$T/
 [ "$p" = 16.67% ] && [ "$r" = 33.33% ] && [ "$w" = 50.00% ] &&
 	grep -q ";libx_run;libx.so+$(printf 0x%x "$wa") 30\$" "$T/fk.folded"
 ok $? "libprobe alone: [probe] $p; at the leaf: its caller libx_run $r; in the middle: left out ($w, libx_run;libx.so+$(printf 0x%x "$wa") in folded)"
-! grep -q libprobe "$T/fk.text" "$T/fk.tree" "$T/fk.folded"
-ok $? "and libprobe.so is named in none of text, tree, folded"
+"$PROBE" report --format perf-script "$T/fake.probe" >"$T/fk.ps" 2>>"$T/fk.err"
+! grep -q libprobe "$T/fk.text" "$T/fk.tree" "$T/fk.folded" "$T/fk.ps" &&
+	[ "$(grep -c ' \[probe\] (\[probe\])$' "$T/fk.ps")" = 10 ]
+ok $? "and libprobe.so is named in none of text, tree, folded, perf-script (there: 10 samples [probe] ([probe]))"
 
 [ "$_tap_fail" -eq 0 ] || { sed 's/^/#   /' "$T/rec.err" "$T/rerr" | head -20; sed 's/^/#   /' "$T/r" | head -20; }
 done_testing

@@ -33,7 +33,9 @@
  *   - Paths are printed as they are, as perf does; a module path with a space
  *     in it does not match the readers' "\((\S*)\)", which skip that frame.
  * A stack keeps at most RESOLVE_MAX_FRAMES frames, inline frames dropped
- * first, as resolve_stack() does.
+ * first, as resolve_stack() does; libprobe's own frames are left out, and a
+ * sample taken wholly in them is one frame "[probe] ([probe])", as the
+ * other formats show it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -136,12 +138,17 @@ static void print_chain(const struct report_ctx *c, const struct agg_count *k, F
 	uint32_t used = 0, hidden = 0;
 	for (uint32_t i = 0; i < n; i++)
 		hidden += (uint32_t)resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0);
+	if (n > 0 && hidden == n) {
+		/* All in libprobe: one [probe] frame, as the other formats. */
+		fprintf(out, "\t%16" PRIx64 " [probe] ([probe])\n", addrs[0]);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
 		const struct rsrc *src;
 		struct rwhere w;
-		/* libprobe's frames (resolve.h), unless there is nothing else. */
-		if (hidden < n && resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0))
+		/* libprobe's frames (resolve.h) are left out. */
+		if (resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0))
 			continue;
 		uint32_t m = resolve_addr_where(c->res, k->image, k->gen, addrs[i], i > 0,
 						&f, &src, &w);
