@@ -104,6 +104,32 @@ static void kernel_line(const struct report_ctx *c, FILE *out)
 			yes, yes == 1 ? "" : "es", no, kernel_why(first_no));
 }
 
+/* The event of the first image with a HELLO, and how many others differ. */
+static char *event_summary(const struct agg *a, const char *none)
+{
+	char *ev = NULL;
+	unsigned others = 0;
+	for (size_t i = 0; i < agg_nimages(a); i++) {
+		const struct agg_image *im = agg_image(a, (uint32_t)i);
+		if (!im->have_hello)
+			continue;
+		char *e = event_text(im);
+		if (!ev)
+			ev = e;
+		else {
+			others += strcmp(ev, e) != 0;
+			free(e);
+		}
+	}
+	if (!ev)
+		return xstrdup(none);
+	if (!others)
+		return ev;
+	char *s = xasprintf("%s (and %u other setting%s)", ev, others, others > 1 ? "s" : "");
+	free(ev);
+	return s;
+}
+
 /* A recording of several events (-e a,b): each, with its samples. */
 static void events_line(const struct agg *a, FILE *out)
 {
@@ -126,23 +152,8 @@ void report_header(const struct report_ctx *c, FILE *out)
 	fprintf(out, "# probe report: %s\n", file);
 	free(file);
 
-	char *ev = NULL;
-	unsigned others = 0;
-	for (size_t i = 0; i < agg_nimages(c->agg); i++) {
-		const struct agg_image *im = agg_image(c->agg, (uint32_t)i);
-		if (!im->have_hello)
-			continue;
-		char *e = event_text(im);
-		if (!ev)
-			ev = e;
-		else {
-			others += strcmp(ev, e) != 0;
-			free(e);
-		}
-	}
-	fprintf(out, "# event: %s", ev ? ev : "unknown");
-	if (others)
-		fprintf(out, " (and %u other setting%s)", others, others > 1 ? "s" : "");
+	char *ev = event_summary(c->agg, "unknown");
+	fprintf(out, "# event: %s", ev);
 	free(ev);
 	char lost[512];
 	lost_text(t->lost, lost, sizeof(lost));
@@ -166,31 +177,6 @@ void report_header(const struct report_ctx *c, FILE *out)
 	fprintf(out, "#\n");
 }
 
-/* The event of the first image with a HELLO, and how many others differ. */
-static char *event_summary(const struct agg *a)
-{
-	char *ev = NULL;
-	unsigned others = 0;
-	for (size_t i = 0; i < agg_nimages(a); i++) {
-		const struct agg_image *im = agg_image(a, (uint32_t)i);
-		if (!im->have_hello)
-			continue;
-		char *e = event_text(im);
-		if (!ev)
-			ev = e;
-		else {
-			others += strcmp(ev, e) != 0;
-			free(e);
-		}
-	}
-	if (!ev)
-		return xstrdup("unknown (no process said)");
-	if (!others)
-		return ev;
-	char *s = xasprintf("%s (and %u other setting%s)", ev, others, others > 1 ? "s" : "");
-	free(ev);
-	return s;
-}
 
 /* How image i ended: its EXIT frame, or a later image of its pid (exec). */
 static void image_end(const struct agg *a, uint32_t i, char *buf, size_t n)
@@ -245,7 +231,7 @@ void report_info(const struct agg *a, const char *file, FILE *out)
 			"# cmdline        : not recorded (the recording was made by a probe "
 			"that kept no header)\n");
 	}
-	char *ev = event_summary(a);
+	char *ev = event_summary(a, "unknown (no process said)");
 	fprintf(out, "# event          : %s\n", ev);
 	free(ev);
 	if (t->samples && in->have && t->t_max >= in->start_ns)
