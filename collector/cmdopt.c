@@ -64,11 +64,7 @@ static int add_more(const char *cmd, const char *arg, struct sampling *s,
 		return 2;
 	}
 	struct event_spec *m = &s->more[s->nmore];
-	*m = *ev;
-	if (!m->has_attr && event_attr(m->name, &m->type, &m->config) < 0) {
-		fprintf(stderr, "probe: %s: -e %s: unknown event '%s'\n", cmd, arg, m->name);
-		return 2;
-	}
+	*m = *ev;               /* event_parse set type and config */
 	m->has_attr = 1;
 	int e = event_try_open(m->type, m->config, m->config1, m->config2,
 			       strchr(m->modifier, 'k') != NULL);

@@ -222,10 +222,10 @@ static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 	uint64_t k[PROBE_KSTACK_MAX];
 	int nk = kernel_frames(e, w, len, k), n = us && u->n > 0 ? u->n : 0;
 
-	if (!us)
+	if (!us) {
 		probe_lost(t, PROBE_LOST_UNWIND, 1);
-	if (!us)
 		us = u ? u->buf + PROBE_KSTACK_MAX + 1 : k + nk;
+	}
 	if (n > (int)PROBE_MAX_FRAMES - nk)
 		n = (int)PROBE_MAX_FRAMES - nk;
 	if (us != k + nk)

@@ -218,10 +218,7 @@ __attribute__((visibility("default")))
 int dlclose(void *handle)
 {
 	unsigned long long adds0 = 0, subs0 = 0, adds1 = 0, subs1 = 0;
-	int sync = 0, ok0 = 0, ok1 = 0;
-	int r;
-
-	int outer = probe_in_loader == 0, gone = 0;
+	int ok0 = 0, ok1 = 0, outer = probe_in_loader == 0, gone = 0, sync, r;
 
 	resolve();
 	if (!real_dlclose)

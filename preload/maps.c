@@ -120,25 +120,30 @@ static void idx_put(size_t i)
 	idx[at] = (uint32_t)(i + 1);
 }
 
-/* Index segs[0..nsegs) again, in a table for cap segments; -1: no memory. */
-static int idx_rebuild(size_t cap)
+/* Index segs[0..nsegs) again, in the table there is. */
+static void idx_reindex(void)
 {
-	size_t n = 64;
-
-	while (n < 2 * cap + 2)
-		n *= 2;
-	if (n != idx_cap) {
-		uint32_t *t = malloc(n * sizeof *t);
-
-		if (!t)
-			return -1;
-		free(idx);
-		idx = t;
-		idx_cap = n;
-	}
 	memset(idx, 0, idx_cap * sizeof *idx);
 	for (size_t i = 0; i < nsegs; i++)
 		idx_put(i);
+}
+
+/* A table for cap segments (at most half full), indexed; -1: no memory. */
+static int idx_grow(size_t cap)
+{
+	size_t n = 64;
+	uint32_t *t;
+
+	while (n < 2 * cap + 2)
+		n *= 2;
+	if (n <= idx_cap)
+		return 0;
+	if (!(t = malloc(n * sizeof *t)))
+		return -1;
+	free(idx);
+	idx = t;
+	idx_cap = n;
+	idx_reindex();
 	return 0;
 }
 
@@ -170,7 +175,7 @@ static int add_seg(uint64_t start, uint64_t end, uint64_t bias, uint64_t h)
 		segs = n;
 		capsegs = cap;
 	}
-	if (2 * (nsegs + 1) + 2 > idx_cap && idx_rebuild(capsegs) < 0)
+	if (idx_grow(capsegs) < 0)
 		return -1;
 	segs[nsegs++] = (struct seg){ start, end, bias, h, 1 };
 	idx_put(nsegs - 1);
@@ -310,8 +315,7 @@ int probe_maps_scan(uint32_t pid, unsigned how)
 			segs[j++] = segs[i];
 	if (j != nsegs) {
 		nsegs = j;
-		if (idx_rebuild(capsegs) < 0)
-			nsegs = 0;      /* announced again: harmless */
+		idx_reindex();
 	}
 	/* A scan that found only unloads: its SYNC waits (see the header). */
 	if (s.sync && j != i)

@@ -374,8 +374,6 @@ void probe_signal_app(int sig, struct sigaction *out);
  * is deferred and raised again when the program unblocks it).
  */
 void probe_signal_chain(int sig, siginfo_t *si, void *uc);
-/* SIGNAL CONTEXT: 1 sig's delivery restarts an -ERESTARTSYS call, 0 EINTR, -1 neither. */
-int probe_signal_restarts(int sig);
 /* SIGNAL CONTEXT: has the program a handler without SA_RESTART for a signal mask lets through? */
 int probe_signal_any_norestart(const sigset_t *mask);
 /*

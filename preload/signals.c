@@ -166,12 +166,12 @@ static int default_ignores(int sig)
 }
 
 /*
- * SIGNAL CONTEXT.  What delivering sig to the program does to a system
- * call it interrupted with -ERESTARTSYS: 1 restarts it (a handler with
- * SA_RESTART, a stop), 0 fails it with EINTR (a handler without), -1 has
- * no say (ignored, or the process ends).
+ * What delivering sig to the program does to a system call it interrupted
+ * with -ERESTARTSYS: 1 restarts it (a handler with SA_RESTART, a stop), 0
+ * fails it with EINTR (a handler without), -1 has no say (ignored, or the
+ * process ends).  Normal context: it asks the kernel (sigaction).
  */
-int probe_signal_restarts(int sig)
+static int signal_restarts(int sig)
 {
 	struct sigaction a;
 
@@ -197,12 +197,13 @@ static void note_restart(int sig)
 {
 	uint64_t bit = sig > 0 && sig <= 64 ? 1ull << (sig - 1) : 0;
 
-	if (probe_signal_restarts(sig) == 0)
+	if (signal_restarts(sig) == 0)
 		__atomic_or_fetch(&norestart, bit, __ATOMIC_RELAXED);
 	else
 		__atomic_and_fetch(&norestart, ~bit, __ATOMIC_RELAXED);
 }
 
+/* SIGNAL CONTEXT: norestart alone. */
 int probe_signal_any_norestart(const sigset_t *mask)
 {
 	uint64_t m = __atomic_load_n(&norestart, __ATOMIC_RELAXED);

@@ -730,7 +730,7 @@ static int report_one(struct report_opts *o, struct filters *fl, int header,
  * others.
  */
 static int report_events(struct report_opts *o, struct filters *fl, int header,
-			 const char *event, int event_set)
+			 const char *event)
 {
 	struct outfile of;
 	struct agg *a = NULL;
@@ -740,11 +740,11 @@ static int report_events(struct report_opts *o, struct filters *fl, int header,
 	int texty = o->format == format_find("text") || o->format == format_find("stdio") ||
 		    o->format == format_find("tree");
 	size_t nev = a ? agg_nevents(a) : 0;
-	if (rc == 0 && !event_set && nev > 1 && header != 2 && texty &&
+	if (rc == 0 && !event && nev > 1 && header != 2 && texty &&
 	    strcmp(o->file, "-") == 0) {
 		probe_warn("the recording holds %zu events; from standard input only the "
 			   "first is shown (give the file, or --event NAME)", nev);
-	} else if (rc == 0 && !event_set && nev > 1 && header != 2 && texty) {
+	} else if (rc == 0 && !event && nev > 1 && header != 2 && texty) {
 		char **names = xcalloc(nev, sizeof(*names));
 		for (size_t i = 0; i < nev; i++)
 			names[i] = xstrdup(agg_events(a)[i].name);
@@ -757,7 +757,7 @@ static int report_events(struct report_opts *o, struct filters *fl, int header,
 		for (size_t i = 0; i < nev; i++)
 			free(names[i]);
 		free(names);
-	} else if (rc == 0 && !event_set && nev > 1 && header != 2) {
+	} else if (rc == 0 && !event && nev > 1 && header != 2) {
 		char *names = event_names(a);
 		probe_warn("the recording holds %zu events (%s); --format %s shows the "
 			   "first: --event NAME for another", nev, names, o->format->name);
@@ -809,7 +809,7 @@ int cmd_report(int argc, char **argv)
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
 	struct filters fl = { 0 };
-	int header = 0, want_tree = 0, format_set = 0, event_set = 0;
+	int header = 0, want_tree = 0, format_set = 0;
 	const char *event = NULL;
 	char msg[256];
 	char **owned;
@@ -895,7 +895,6 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			event = optarg;
-			event_set = 1;
 			break;
 		case 'i':
 			o.file = optarg;
@@ -1005,7 +1004,7 @@ int cmd_report(int argc, char **argv)
 		o.tty_limit = 1;
 	}
 
-	rc = report_events(&o, &fl, header, event, event_set);
+	rc = report_events(&o, &fl, header, event);
 out:
 	names_free(&fl.comms);
 	names_free(&fl.pids);

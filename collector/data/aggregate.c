@@ -168,6 +168,7 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 	im->name = xasprintf("[pid %u]", pid);
 	im->event_name = xstrdup("");
 	im->exit_status = -1;
+	im->shown = a->event_sel ? -1 : 0;
 	struct pid_ent *p;
 	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
 	if (!p) {
@@ -266,13 +267,17 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 	const char *name = m->u.hello.event_name ? m->u.hello.event_name : "";
 	uint32_t type = m->u.hello.event_type;
 	im->nev = (uint8_t)(1 + m->u.hello.nextra);
+	im->shown = a->event_sel ? -1 : 0;
 	for (unsigned i = 0; i < im->nev; i++) {
 		const char *n = i ? m->u.hello.extra[i - 1].name : name;
 		char *pn = printable_dup(n ? n : "");
 		im->ev[i] = event_id(a, pn);
-		if (a->event_sel && strcmp(pn, a->event_sel) == 0 && i) {
-			name = n;
-			type = m->u.hello.extra[i - 1].type;
+		if (a->event_sel && im->shown < 0 && strcmp(pn, a->event_sel) == 0) {
+			im->shown = (int)i;
+			if (i) {
+				name = n;
+				type = m->u.hello.extra[i - 1].type;
+			}
 		}
 		free(pn);
 	}
@@ -305,8 +310,7 @@ static int event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight
 		a->events[id].samples++;
 		a->events[id].weight = sat_add(a->events[id].weight, weight);
 	}
-	int shown = a->event_sel ? id < a->nevents &&
-				   strcmp(a->events[id].name, a->event_sel) == 0 : ev == 0;
+	int shown = (int64_t)ev == im->shown;
 	if (!shown)
 		a->t.other_events++;
 	return shown;

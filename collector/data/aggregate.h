@@ -53,10 +53,13 @@ struct agg_image {
 	/*
 	 * Its events (-e a,b: several), as agg_events() numbers them: ev[i]
 	 * for the samples of its event index i; the one shown (agg_select_event)
-	 * is the event_* above.  nev 0: no HELLO.
+	 * is the event_* above, the samples of its index shown (-1: none of
+	 * them; an image with no HELLO shows index 0 unless one was chosen).
+	 * nev 0: no HELLO.
 	 */
 	uint8_t nev;
 	uint8_t ev[PROBE_EVENTS_MAX];
+	int shown;
 	int have_exit;
 	int32_t exit_status;
 	struct agg_map *maps;   /* sorted by start after agg_finish */

@@ -74,18 +74,6 @@ const char *event_list(void)
 	       "rNNN, PMU/config=N/; 'probe list' shows which this machine has";
 }
 
-int event_attr(const char *name, uint32_t *type, uint64_t *config)
-{
-	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-		if (strcmp(name, defs[i].name) == 0 ||
-		    (defs[i].alias && strcmp(name, defs[i].alias) == 0)) {
-			*type = defs[i].type;
-			*config = defs[i].config;
-			return 0;
-		}
-	return -1;
-}
-
 int event_kernel_refused(void)
 {
 	struct perf_event_attr attr;
@@ -454,11 +442,9 @@ int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errle
 			return -1;
 		}
 		found = 1;
-		if (d->record == 2) {
-			ev->has_attr = 1;
-			ev->type = d->type;
-			ev->config = d->config;
-		}
+		ev->has_attr = d->record == 2;
+		ev->type = d->type;
+		ev->config = d->config;
 	}
 	if (!found && base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") ==
 	    strlen(base + 1) && strlen(base + 1) <= 16) {

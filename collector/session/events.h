@@ -32,7 +32,9 @@
 struct event_spec {
 	char name[128];         /* PROBE_EVENT: the spelling without modifiers */
 	char modifier[4];       /* "", "u", "k" or "uk" */
-	int has_attr;           /* raw or PMU event: attr below */
+	int has_attr;           /* raw or PMU event: libprobe takes the attr
+				   below (a named one: type and config are
+				   set too, for cmdopt's extra events) */
 	uint32_t type;
 	uint64_t config, config1, config2;
 };
@@ -46,8 +48,6 @@ struct event_def {
 
 int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errlen);
 int event_kernel_refused(void);
-/* A named event's type and config (perf's alias too); -1 if unknown. */
-int event_attr(const char *name, uint32_t *type, uint64_t *config);
 /* 0 when this process can open that sampling event (as libprobe does), else errno. */
 int event_try_open(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2,
 		   int kernel);
