@@ -46,6 +46,10 @@ PPROF_GEN_C    := $(GEN)/profile.pb-c.c
 COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS)) -I$(GEN) $(PB_CFLAGS)
 COLLECTOR_SRC := $(wildcard $(addsuffix /*.c,$(COLLECTOR_DIRS)))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
+# libprobe.so has everything but the wait wrappers; libprobe-offcpu.so,
+# which --off-cpu preloads instead, has them too (preload/waits.c): a
+# program profiled without --off-cpu keeps its own read, poll, locks...
+PRELOAD_BASE_OBJ := $(filter-out $(BUILD)/preload/waits.o,$(PRELOAD_OBJ))
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_C:.c=.o)
 # Everything of the collector but main(), for unit tests.
 COLLECTOR_LIB := $(filter-out $(BUILD)/collector/main.o,$(COLLECTOR_OBJ))
@@ -58,10 +62,13 @@ DEMO_BIN  := $(BUILD)/demo
 BENCH_SENDER := $(BUILD)/bench_sender
 BENCH_SPIN   := $(BUILD)/bench_spin
 # scripts/bench --stdio, --threads-rss, --kill: what a thread of libprobe's
-# own costs the program (single-thread fast paths, memory, SIGKILL).
-BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill
+# own costs the program (single-thread fast paths, memory, SIGKILL);
+# --wake: what a block and wake costs under --off-cpu.
+BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill \
+	$(BUILD)/bench_wake
 
 LIBPROBE := $(BUILD)/libprobe.so
+LIBPROBE_OFFCPU := $(BUILD)/libprobe-offcpu.so
 PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
@@ -76,7 +83,7 @@ endif
 endif
 
 .PHONY: all deps run test check sanitize bench fuzz install clean
-all: $(LIBPROBE) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
+all: $(LIBPROBE) $(LIBPROBE_OFFCPU) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
 
 deps:
 	@scripts/install-deps
@@ -100,8 +107,12 @@ $(BUILD)/collector/format/pprof.o: $(GEN)/profile.pb-c.h
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(ALL_CFLAGS) -I$(GEN) $(PB_CFLAGS) -c -o $@ $<
 
-$(LIBPROBE): $(PRELOAD_OBJ) preload/libprobe.map
-	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe.map \
+$(LIBPROBE): $(PRELOAD_BASE_OBJ) preload/libprobe.map
+	$(CC) -shared -o $@ $(PRELOAD_BASE_OBJ) -Wl,--version-script=preload/libprobe.map \
+		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+
+$(LIBPROBE_OFFCPU): $(PRELOAD_OBJ) preload/libprobe-offcpu.map
+	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe-offcpu.map \
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
 $(PROBE): $(COLLECTOR_OBJ)
@@ -228,10 +239,11 @@ fuzz: deps
 	$(FUZZ_BUILD)/fuzz_elf -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 		$(FUZZ_BUILD)/corpus/elf
 
-install: $(LIBPROBE) $(PROBE)
+install: $(LIBPROBE) $(LIBPROBE_OFFCPU) $(PROBE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/probe
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
 	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
+	install -m 0644 $(LIBPROBE_OFFCPU) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-offcpu.so
 
 clean:
 	rm -rf build build-san build-fuzz

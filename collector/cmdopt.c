@@ -146,15 +146,33 @@ int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
 		s->have_period = 1;
 		s->use_period = 1;
 		return 1;
+	case SAMPLING_OFFCPU:
+		s->offcpu = 1;
+		return 1;
 	default:
 		return 0;
 	}
 }
 
-int sampling_check(const char *cmd, const struct sampling *s)
+int sampling_check(const char *cmd, struct sampling *s)
 {
 	if (s->have_freq && s->have_period)
 		return cmd_usage_error(cmd, "-F and -c exclude each other: give a frequency "
 				       "or a period");
+	if (s->offcpu && s->have_event && strcmp(s->event, "cpu-clock") != 0 &&
+	    strcmp(s->event, "task-clock") != 0)
+		return cmd_usage_error(cmd, "--off-cpu counts wall time in nanoseconds: the "
+				       "time on the CPU must be too, so -e cpu-clock or "
+				       "task-clock (not %s)", s->event);
+	if (s->offcpu && s->nmore > PROBE_EVENTS_MAX - 2)
+		return cmd_usage_error(cmd, "--off-cpu counts as an event: at most %u "
+				       "events beside it", PROBE_EVENTS_MAX - 1);
+	/*
+	 * A per-thread perf clock event costs about 11 us per context switch
+	 * on a VM (its hrtimer is re-armed at every switch); CPU-time timers
+	 * and the wait wrappers together 0.12 us (scripts/bench --wake).  A
+	 * program that waits a lot switches a lot.
+	 */
+	s->timer = s->offcpu && !s->have_event;
 	return -1;
 }

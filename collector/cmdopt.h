@@ -14,6 +14,9 @@
  *     with its argument: 1 when it was one of them, 0 when not (nothing
  *     done), 2 after a message when its value is bad; sampling_check()
  *     returns 2 after a message when -F and -c were both given, else -1.
+ *   - --off-cpu (option value SAMPLING_OFFCPU) sets offcpu: the waits too
+ *     (preload/offcpu.c); CPU time is then sampled with CPU-time timers
+ *     unless an -e was given (timer: see sampling_check).
  */
 #ifndef PROBE_CMDOPT_H
 #define PROBE_CMDOPT_H
@@ -40,10 +43,13 @@ struct sampling {
 	int use_period;         /* value is a period, not a frequency */
 	uint64_t value;
 	int have_freq, have_period;
+	int offcpu;             /* --off-cpu */
+	int timer;              /* --off-cpu without -e: CPU-time timers */
 };
+#define SAMPLING_OFFCPU 0x4f43  /* getopt_long's value for --off-cpu */
 
 void sampling_init(struct sampling *s);
 int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s);
-int sampling_check(const char *cmd, const struct sampling *s);
+int sampling_check(const char *cmd, struct sampling *s);
 
 #endif

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	const char *fmt = formats[size % (sizeof(formats) / sizeof(formats[0]))];
 	/* perf's options too, in turn: the header, --time, the filters, -g callee,
-	 * an event of several. */
+	 * an event of several, each event apart (--sort event). */
 	static char *extra[][4] = {
 		{ NULL },
 		{ "--header-only", NULL },
@@ -46,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ "--dsos", "libc.so.6", "-G", NULL },
 		{ "--symbols", "main", "--pid", "1,2" },
 		{ "--event", "page-faults", NULL },
+		{ "--sort", "event,pid", NULL },
 	};
 	unsigned v = (unsigned)(size / 8 % (sizeof(extra) / sizeof(extra[0])));
 	char *argv[16] = { "report", "--format", (char *)fmt, "-o", "/dev/null" };

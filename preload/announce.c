@@ -65,7 +65,7 @@ static int send_hello(void)
 		     PROBE_MAX_ARGS * 2 + PROBE_EVENTS_MAX * 80;
 	uint8_t *b = malloc(cap);
 	struct probe_wbuf w;
-	size_t at, i, argc = 0;
+	size_t at, i, argc = 0, nx;
 	const char *a = probe_proc.args;
 	int r;
 
@@ -105,12 +105,19 @@ static int send_hello(void)
 		probe_put_str(&w, tmp);
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
 	}
-	if (probe_mode != PROBE_MODE_TIMER && probe_cfg.nextra) {
-		probe_put_u8(&w, (uint8_t)probe_cfg.nextra);
-		for (i = 0; i < probe_cfg.nextra; i++) {
+	nx = probe_mode != PROBE_MODE_TIMER ? probe_cfg.nextra : 0;
+	if (nx || probe_cfg.offcpu) {
+		/* --off-cpu: the last extra event (index probe_offcpu_ev()). */
+		probe_put_u8(&w, (uint8_t)(nx + (probe_cfg.offcpu != 0)));
+		for (i = 0; i < nx; i++) {
 			probe_put_u32(&w, probe_cfg.extra[i].type);
 			probe_put_u64(&w, probe_cfg.extra[i].config);
 			probe_put_str(&w, probe_cfg.extra[i].name);
+		}
+		if (probe_cfg.offcpu) {
+			probe_put_u32(&w, PROBE_EVENT_OFFCPU);
+			probe_put_u64(&w, PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS);
+			probe_put_str(&w, "off-cpu");
 		}
 	}
 	probe_frame_end(&w, at);

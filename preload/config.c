@@ -443,6 +443,10 @@ void probe_config_read(void)
 	read_extra_events();
 	s = getenv("PROBE_TIMER");
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
+	s = getenv("PROBE_OFFCPU");
+	probe_cfg.offcpu = s && strcmp(s, "1") == 0;
+	if (probe_cfg.offcpu && probe_cfg.nextra > PROBE_EVENTS_MAX - 2)
+		probe_cfg.nextra = PROBE_EVENTS_MAX - 2;   /* off-cpu is one more */
 	s = getenv("PROBE_HANDLER_STATS");
 	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_UNWIND");

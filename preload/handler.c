@@ -102,6 +102,13 @@ static void push(struct probe_thread *t, uint64_t time, uint64_t period,
 		probe_lost(t, PROBE_LOST_QUEUE, 1);
 }
 
+void probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
+		       unsigned ev, const uint64_t *frames, int n)
+{
+	counted(t);
+	push(t, time, weight, ev, frames, n);
+}
+
 /*
  * The n frames unwound at stack + *first, or (n <= 0) the leaf alone,
  * counted as a stack not unwound; a walk that stopped early (in the loader)
@@ -401,6 +408,15 @@ static int take(struct probe_thread *t, unsigned ev, void *uc)
  * (What this gets wrong, rarely: an interruption by one of its handlers
  * with SA_RESTART, or by a stop, then fails with EINTR; so does a call
  * the kernel restarts whatever the handler, fork's -ERESTARTNOINTR.)
+ *
+ * The CPU-time timers do the same: their expiry is task work too, and
+ * their signal, sent to the thread, is taken before the program's signal
+ * sent to the process (the kernel takes a thread's own pending signals
+ * first): gt_signals interrupt saw 1 or 2 of 300 reads restarted under
+ * PROBE_TIMER=1.  There, the tick can also interrupt user code that is
+ * about to execute a "syscall" instruction: that call would fail with
+ * EINTR unmade, when the program has such a handler; one instruction in
+ * the millions a tick lands among.
  */
 static void keep_eintr(void *ucv)
 {
@@ -445,6 +461,18 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (t->in_handler) {
+		/*
+		 * Our own code on this thread is writing its slot (an off-CPU
+		 * wrapper's sample, the exit path): this sample is left out; a
+		 * timer (one-shot) is armed again with the CPU time kept, so
+		 * that the next sample weighs it.
+		 */
+		if (probe_mode == PROBE_MODE_TIMER && !probe_stopping) {
+			uint64_t last = t->cpu_last;
+
+			probe_timer_arm(t);
+			t->cpu_last = last;
+		}
 		errno = saved_errno;
 		return;
 	}
@@ -459,7 +487,9 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 	} else {
 		take(t, ev, uc);
 	}
-	if (t->saw_kernel && probe_cfg.trap)
+	if (ev == 0 && probe_cfg.offcpu)
+		probe_offcpu_tick(t);
+	if ((t->saw_kernel && probe_cfg.trap) || probe_mode == PROBE_MODE_TIMER)
 		keep_eintr(uc);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = 0;

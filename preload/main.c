@@ -163,7 +163,10 @@ static void finish(int status, int normal, int send_exit)
 		probe_drain_all(t);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		t->in_handler = 0;
+		probe_offcpu_thread_end(t);
 	}
+	/* Before probe_stopping: their stacks are walked. */
+	probe_offcpu_claim_all();
 	probe_stopping = 1;
 	if (normal && !__atomic_exchange_n(&final_done, 1, __ATOMIC_ACQ_REL)) {
 		probe_announce_maps();
@@ -312,6 +315,7 @@ static void probe_init(void)
 	probe_exec_init();
 	probe_config_read();
 	probe_loader_init();
+	probe_offcpu_init();
 	if (probe_thread_init() < 0)
 		goto out;
 	if (probe_cfg.not_ours)

@@ -100,6 +100,7 @@ struct probe_config {
 	int modifier;           /* PROBE_EVENT_MODIFIER: PROBE_MOD_*; 0: unset */
 	unsigned ring_pages;    /* PROBE_RING_PAGES: data pages; 0: default */
 	int no_inherit;         /* PROBE_NO_INHERIT: this process alone */
+	int offcpu;             /* PROBE_OFFCPU=1: off-CPU time too (offcpu.c) */
 	int not_ours;           /* PROBE_NO_INHERIT of another process: stay out */
 	/* PROBE_EVENT_MORE: events sampled beside the first (-e a,b) */
 	unsigned nextra;
@@ -144,6 +145,27 @@ struct probe_ev {
 	uint64_t fixed_period;          /* -c: every sample's weight (samples
 					   carry no PERF_SAMPLE_PERIOD); 0: -F */
 };
+/*
+ * Off-CPU accounting of one thread (offcpu.c).  Written by the thread
+ * alone (its wrappers, its handler), except claim: at exit another thread
+ * may claim a wait the thread is still blocked in.
+ */
+struct probe_wait {
+	int depth;                      /* 1: in a wrapped call (the outermost) */
+	int ended;                      /* its last account is done */
+	int claim;                      /* PROBE_WAIT_*: who ends the open wait */
+	const void *fn;                 /* the open wait: the real function */
+	uint64_t t0;                    /* ... its start (CLOCK_MONOTONIC ns) */
+	uint64_t ret, cfa, rbp;         /* ... its caller's context */
+	uint64_t credited;              /* ... its time already counted by ticks */
+	uint64_t acc;                   /* short waits not yet in a sample */
+	uint64_t acc_unseen;            /* unseen time not yet in a sample */
+	uint64_t wall_last, cpu_last;   /* the last tick: wall and CPU ns */
+	uint64_t seen;                  /* waits counted since the last tick */
+	uint64_t debt;                  /* counted twice, to take off later */
+};
+enum { PROBE_WAIT_NONE, PROBE_WAIT_OPEN, PROBE_WAIT_TAKING, PROBE_WAIT_TAKEN };
+
 struct probe_thread {
 	struct probe_thread *next;      /* registry list, probe_reg_lock */
 	pid_t tid;
@@ -162,6 +184,7 @@ struct probe_thread {
 	int peek;                       /* exit path looking at the ring */
 	int saw_kernel;                 /* the handler's drain found a kernel sample */
 	uint64_t ndefer;                /* deferred signals (see signals.c) */
+	struct probe_wait w;            /* off-CPU accounting (offcpu.c) */
 	siginfo_t defer[PROBE_DEFER_MAX];
 };
 
@@ -267,6 +290,8 @@ unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail);
 int probe_timer_open(struct probe_thread *t, pid_t tid);
 void probe_timer_arm(struct probe_thread *t);        /* SIGNAL CONTEXT safe */
 void probe_timer_close(struct probe_thread *t);      /* SIGNAL CONTEXT safe */
+/* The CPU-time clock of thread tid of this process. */
+clockid_t probe_thread_cpu_clock(pid_t tid);
 /* SIGNAL CONTEXT: thread CPU time now, ns. */
 uint64_t probe_timer_cpu_ns(struct probe_thread *t);
 
@@ -345,6 +370,9 @@ int probe_handler_taken_over(void);
 int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
 /* Owner, exit path (uc == NULL above) for every event of t. */
 int probe_drain_all(struct probe_thread *t);
+/* SIGNAL CONTEXT, owner: one sample taken, into t's slot (a loss if full). */
+void probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
+		       unsigned ev, const uint64_t *frames, int n);
 /* Block / restore our signal on the calling thread (the real mask). */
 void probe_block_signal(sigset_t *old);
 void probe_restore_mask(const sigset_t *old);
@@ -389,6 +417,34 @@ extern int probe_handler_replaced;           /* ... installed its own handler */
 void probe_signal_flush_deferred(void);
 /* The real mask as the program wants it (exec): our signal per its view. */
 void probe_signal_app_mask(sigset_t *mask);
+
+/* ---- offcpu.c / waits.c --------------------------------------------------- */
+
+/*
+ * --off-cpu (PROBE_OFFCPU=1): the time a thread spends in the blocking
+ * calls of libc that waits.c interposes is sampled as the event of index
+ * probe_offcpu_ev(), weighted in nanoseconds, with the stack it waits in
+ * (the libc function, then its callers); the rest of its off-CPU time
+ * (preempted, blocked where no wrapper sees) is found by each tick of the
+ * handler (wall time minus CPU time minus the waits seen) and sampled
+ * without a stack (the frame PROBE_FRAME_UNSEEN).
+ */
+unsigned probe_offcpu_ev(void);
+void probe_offcpu_init(void);                   /* our code's bounds */
+void probe_offcpu_thread_start(struct probe_thread *t);   /* the thread itself */
+/* SIGNAL CONTEXT: a sample of t's (its handler): account the time since the last. */
+void probe_offcpu_tick(struct probe_thread *t);
+/* The thread is ending (itself): account what is left. */
+void probe_offcpu_thread_end(struct probe_thread *t);
+/* Exit: the waits other threads are still blocked in, as samples. */
+void probe_offcpu_claim_all(void);
+/*
+ * waits.c's wrappers around the real call fn, entered from ret (frame fp):
+ * the calling thread when the call is timed (then _end it), else NULL.
+ */
+struct probe_thread *probe_wait_begin(const void *fn, void *ret, void *fp);
+void probe_wait_end(struct probe_thread *t);
+void *probe_wait_real(const char *name, void **cache);
 
 /* ---- exec.c ------------------------------------------------------------- */
 

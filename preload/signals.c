@@ -203,13 +203,17 @@ static void note_restart(int sig)
 		__atomic_and_fetch(&norestart, ~bit, __ATOMIC_RELAXED);
 }
 
-/* SIGNAL CONTEXT: norestart alone. */
+/*
+ * SIGNAL CONTEXT: norestart alone.  Our own signal (SIGTRAP under
+ * sigtrap, the realtime one of F_SETSIG and of the timers) is left out:
+ * what it interrupted is ours to restart, whatever the program's view.
+ */
 int probe_signal_any_norestart(const sigset_t *mask)
 {
 	uint64_t m = __atomic_load_n(&norestart, __ATOMIC_RELAXED);
 
 	for (int sig = 1; m && sig <= 64; sig++, m >>= 1)
-		if ((m & 1) && sig != SIGTRAP && sigismember(mask, sig) != 1)
+		if ((m & 1) && sig != probe_cfg.signo && sigismember(mask, sig) != 1)
 			return 1;
 	return 0;
 }

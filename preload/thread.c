@@ -351,6 +351,7 @@ void probe_thread_attach_self(struct probe_thread *t)
 	probe_self = t;
 	if (key_ok)
 		pthread_setspecific(probe_key, t);
+	probe_offcpu_thread_start(t);
 }
 
 /* ---- thread end ---------------------------------------------------------- */
@@ -394,6 +395,7 @@ void probe_thread_stop_self(void)
 	 * kernel discards it when the thread exits.
 	 */
 	probe_block_signal(NULL);
+	probe_offcpu_thread_end(t);
 	/* The exit path may be looking at the ring (stuck check): reg lock. */
 	pthread_mutex_lock(&probe_reg_lock);
 	source_close(t);

@@ -30,7 +30,7 @@
 #include "probe.h"
 
 /* clockid of another thread's CPU clock (the kernel's MAKE_THREAD_CPUCLOCK). */
-static clockid_t thread_cpu_clock(pid_t tid)
+clockid_t probe_thread_cpu_clock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 4u | 2u);
 }
@@ -46,7 +46,7 @@ int probe_timer_open(struct probe_thread *t, pid_t tid)
 	sev.sigev_value.sival_ptr = t;
 	sev._sigev_un._tid = tid;
 	t->cpu_clock = tid == gettid() ? CLOCK_THREAD_CPUTIME_ID
-				       : thread_cpu_clock(tid);
+				       : probe_thread_cpu_clock(tid);
 	if (syscall(SYS_timer_create, t->cpu_clock, &sev, &id) < 0)
 		return -errno;
 	t->timer = id;

@@ -41,14 +41,16 @@ else
 			END { printf "%.1f\n", s }' >"$T/perf.k"
 	f=$(cat "$T/perf.k")
 	within "$p" "$f" 3; ok $? "kernel share: probe $p %, perf $f % (within 3 points)"
-	# perf's three hottest kernel functions are among probe's six (the
-	# third and the next ones are a point or so apart).
+	# perf's three hottest kernel functions are among probe's eight (the
+	# third and the next five, vfs_read, rw_verify_area, fdget_pos,
+	# vfs_write, a retpoline thunk, are a point or so apart: perf's own
+	# third changes from run to run, and sanitize once had it seventh).
 	perf report -i "$T/perf.data" --stdio --no-children --sort sym -g none 2>/dev/null |
 		awk '$2 == "[k]" { print $3 }' | head -n 3 >"$T/perf.top"
-	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" { print $4 }' "$T/dd.rep" | head -n 6 >"$T/probe.top"
+	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" { print $4 }' "$T/dd.rep" | head -n 8 >"$T/probe.top"
 	miss=$(grep -vxF -f "$T/probe.top" "$T/perf.top" | tr '\n' ' ')
 	[ -s "$T/perf.top" ] && [ -z "$miss" ]
-	ok $? "perf's top kernel functions ($(tr '\n' ' ' <"$T/perf.top")) are in probe's top six ($(tr '\n' ' ' <"$T/probe.top"))${miss:+; missing: $miss}"
+	ok $? "perf's top kernel functions ($(tr '\n' ' ' <"$T/perf.top")) are in probe's top eight ($(tr '\n' ' ' <"$T/probe.top"))${miss:+; missing: $miss}"
 	grep -qx 'read_zero' "$T/probe.top"; ok $? "read_zero is named"
 fi
 

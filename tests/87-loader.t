@@ -33,9 +33,13 @@ reach() {
 }
 set -- $(count "$T/dl.probe")
 reach "default" "$1" "$2" 100 60
+# Without kernel time fewer samples fall at system-call boundaries, where
+# the loader's frames are easiest to walk: 52 to 61 % reached main over six
+# runs here, 48 % once in CI (about 140 samples, so one run varies by +-4
+# points), so the bound is 40 %.
 PROBE_KERNEL=0 "$PROBE" record -q -F 999 -o "$T/u.probe" -- "$GT/gt_dlloop" 1500 $LIBS >/dev/null 2>>"$T/err"
 set -- $(count "$T/u.probe")
-reach "PROBE_KERNEL=0" "$1" "$2" 50 50
+reach "PROBE_KERNEL=0" "$1" "$2" 50 40
 VIA=$BUILD/tests/libgt_dlvia.so
 "$PROBE" record -q -F 999 -o "$T/via.probe" -- "$GT/gt_dlloop" --via "$VIA" 1500 $LIBS >/dev/null 2>>"$T/err"
 set -- $(count "$T/via.probe")

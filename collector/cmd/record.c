@@ -120,7 +120,7 @@ void record_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS] [-m PAGES]\n"
-		"                    [--no-inherit] [-g] [-q] -- CMD [ARG...]\n"
+		"                    [--no-inherit] [--off-cpu] [-g] [-q] -- CMD [ARG...]\n"
 		"\n"
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
 		"threads spend their time (every process it starts included).\n"
@@ -138,6 +138,10 @@ void record_usage(FILE *out)
 		"  -m, --mmap-pages N  each thread's perf ring: N data pages, a power of two\n"
 		"                      (or a size: 64K, 1M), default 1\n"
 		"      --no-inherit    profile the command's process only, not its children\n"
+		"      --off-cpu       where threads wait too: the time in blocking calls\n"
+		"                      (sleep, poll, read, locks...) with its stacks, under\n"
+		"                      [off-cpu]; report shows shares of wall time (CPU\n"
+		"                      time sampled with CPU-time timers unless -e)\n"
 		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
 		"                      records whole stacks with its own DWARF unwinder\n"
 		"  -q, --quiet         no summary\n"
@@ -808,6 +812,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "delay", required_argument, NULL, 'D' },
 		{ "no-inherit", no_argument, NULL, 'I' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -826,6 +831,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'e':
 		case 'F':
 		case 'c':
+		case SAMPLING_OFFCPU:
 			if (sampling_option("record", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
@@ -975,7 +981,7 @@ int cmd_record(int argc, char **argv)
 	char **env = NULL;
 	rc = 1;
 
-	lib = find_libprobe();
+	lib = find_libprobe_for(o.smp.offcpu);
 	if (!lib) {
 		rc = 2;
 		goto out;
@@ -1020,7 +1026,7 @@ int cmd_record(int argc, char **argv)
 
 	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value,
 				     &o.smp.ev, o.smp.more, o.smp.nmore, o.ring_pages,
-				     o.no_inherit };
+				     o.no_inherit, o.smp.offcpu, o.smp.timer };
 	env = child_environ(&cs);
 	if (o.callgraph && !o.quiet)
 		probe_warn("%s: call stacks are always recorded, by probe's own DWARF "

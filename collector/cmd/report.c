@@ -50,7 +50,8 @@ void report_usage(FILE *out)
 		"  --tree                 same as --format tree\n"
 		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
 		"                         comm (thread name), exe, sym, dso, srcline\n"
-		"                         (default sym,dso)\n"
+		"                         (default sym,dso); event: each event on its\n"
+		"                         own (--off-cpu: running and waiting apart)\n"
 		"  --lines                flat profile by source line (file:line, from\n"
 		"                         DWARF; [module] where there is none): the same\n"
 		"                         as --sort srcline,sym\n"
@@ -98,13 +99,21 @@ void report_usage(FILE *out)
 
 #define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
 
-static int parse_keys(const char *s, struct report_opts *o)
+/* "event" among the keys: each event on its own (*by_event). */
+static int parse_keys(const char *s, struct report_opts *o, int *by_event)
 {
 	o->nkeys = 0;
 	const char *p = s;
 	for (;;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 5 && strncmp(p, "event", 5) == 0 && !*by_event) {
+			*by_event = 1;
+			if (!comma)
+				break;
+			p = comma + 1;
+			continue;
+		}
 		enum sort_key k = sort_key_parse(p, len);
 		if (k == KEY_COUNT || o->nkeys == REPORT_MAX_KEYS)
 			return -1;
@@ -116,6 +125,12 @@ static int parse_keys(const char *s, struct report_opts *o)
 			return 0;
 		p = comma + 1;
 	}
+	if (o->nkeys == 0) {            /* event alone: the default rows */
+		o->keys[0] = KEY_SYM;
+		o->keys[1] = KEY_DSO;
+		o->nkeys = 2;
+	}
+	return 0;
 }
 
 /*
@@ -727,10 +742,12 @@ static int report_one(struct report_opts *o, struct filters *fl, int header,
  * The report: of the event asked for (--event), else of the first; a text
  * report of a recording of several events (-e a,b) shows each in turn, as
  * perf report does; other formats show the first and say how to see the
- * others.
+ * others.  A recording made with --off-cpu shows its off-CPU time with the
+ * first event, as shares of wall time, unless by_event (--sort event)
+ * asks for each on its own.
  */
-static int report_events(struct report_opts *o, struct filters *fl, int header,
-			 const char *event)
+static int report_events_of(struct report_opts *o, struct filters *fl, int header,
+			    const char *event, int by_event)
 {
 	struct outfile of;
 	struct agg *a = NULL;
@@ -740,31 +757,68 @@ static int report_events(struct report_opts *o, struct filters *fl, int header,
 	int texty = o->format == format_find("text") || o->format == format_find("stdio") ||
 		    o->format == format_find("tree");
 	size_t nev = a ? agg_nevents(a) : 0;
+	/*
+	 * The events not shown yet: after the first, and off-cpu when it was
+	 * shown with it; by_event: every other one (event is the first).
+	 */
+	char **names = xcalloc(nev ? nev : 1, sizeof(*names));
+	size_t nrest = 0;
+	for (size_t i = 1; i < nev; i++)
+		if (by_event || !agg_wall(a) ||
+		    strcmp(agg_events(a)[i].name, "off-cpu") != 0)
+			names[nrest++] = xstrdup(agg_events(a)[i].name);
+	if (by_event)
+		event = NULL;
+	nev = nrest + 1;
 	if (rc == 0 && !event && nev > 1 && header != 2 && texty &&
 	    strcmp(o->file, "-") == 0) {
 		probe_warn("the recording holds %zu events; from standard input only the "
 			   "first is shown (give the file, or --event NAME)", nev);
 	} else if (rc == 0 && !event && nev > 1 && header != 2 && texty) {
-		char **names = xcalloc(nev, sizeof(*names));
-		for (size_t i = 0; i < nev; i++)
-			names[i] = xstrdup(agg_events(a)[i].name);
-		for (size_t i = 1; i < nev && rc == 0; i++) {
+		for (size_t i = 0; i < nrest && rc == 0; i++) {
 			struct agg *b = NULL;
 			fprintf(of.f, "\n");
 			rc = report_one(o, fl, 0, names[i], of.f, &b);
 			agg_free(b);
 		}
-		for (size_t i = 0; i < nev; i++)
-			free(names[i]);
-		free(names);
 	} else if (rc == 0 && !event && nev > 1 && header != 2) {
-		char *names = event_names(a);
+		char *all = event_names(a);
 		probe_warn("the recording holds %zu events (%s); --format %s shows the "
-			   "first: --event NAME for another", nev, names, o->format->name);
-		free(names);
+			   "first%s: --event NAME for another", agg_nevents(a), all,
+			   o->format->name, agg_wall(a) ? " with off-cpu" : "");
+		free(all);
 	}
+	for (size_t i = 0; i < nrest; i++)
+		free(names[i]);
+	free(names);
 	agg_free(a);
 	return outfile_close(&of, rc ? -1 : 0) < 0 || rc ? 1 : 0;
+}
+
+static int report_events(struct report_opts *o, struct filters *fl, int header,
+			 const char *event, int by_event)
+{
+	const char *first = NULL;
+	if (event)
+		by_event = 0;   /* --event: that one alone */
+	if (by_event && strcmp(o->file, "-") == 0) {
+		probe_err("--sort event reads the recording once per event: give "
+			  "the file, not standard input");
+		return 1;
+	}
+	if (by_event) {
+		/* The first event by its name: alone, not with off-cpu. */
+		struct agg *b = report_load_event(o->file, 0, NULL);
+		if (!b)
+			return 1;
+		if (agg_nevents(b))
+			first = xstrdup(agg_events(b)[0].name);
+		agg_free(b);
+		event = first;
+	}
+	int rc = report_events_of(o, fl, header, event, by_event);
+	free((char *)first);
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -809,7 +863,7 @@ int cmd_report(int argc, char **argv)
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
 	struct filters fl = { 0 };
-	int header = 0, want_tree = 0, format_set = 0;
+	int header = 0, want_tree = 0, format_set = 0, by_event = 0;
 	const char *event = NULL;
 	char msg[256];
 	char **owned;
@@ -929,9 +983,10 @@ int cmd_report(int argc, char **argv)
 			o.callee = 1;   /* the tree too: perf's -G, --inverted */
 			break;
 		case 's':
-			if (parse_keys(optarg, &o) < 0) {
+			if (parse_keys(optarg, &o, &by_event) < 0) {
 				usage_error("bad --sort '%s': use a comma list of distinct "
-					    "pid, tid, comm, exe, sym, dso, srcline", optarg);
+					    "pid, tid, comm, exe, sym, dso, srcline, event",
+					    optarg);
 				goto out;
 			}
 			break;
@@ -1004,7 +1059,7 @@ int cmd_report(int argc, char **argv)
 		o.tty_limit = 1;
 	}
 
-	rc = report_events(&o, &fl, header, event);
+	rc = report_events(&o, &fl, header, event, by_event);
 out:
 	names_free(&fl.comms);
 	names_free(&fl.pids);

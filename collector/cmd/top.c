@@ -63,7 +63,7 @@ void top_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe top [-d SECS] [-n N] [-o FILE] [-e EVENT] [-F HZ | -c PERIOD]\n"
-		"                 [--exit] [-- CMD [ARG...]]\n"
+		"                 [--off-cpu] [--exit] [-- CMD [ARG...]]\n"
 		"\n"
 		"Watch where a running program spends its time, updated every interval.\n"
 		"With CMD, run it with libprobe.so preloaded.  Without, watch every program\n"
@@ -76,6 +76,8 @@ void top_usage(FILE *out)
 		"  -e, --event EVENT   what to sample (default cpu-clock): %s\n"
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
+		"      --off-cpu       where CMD's threads wait too, as shares of wall time\n"
+		"                      (a wait shows when it ends)\n"
 		"      --exit          end as soon as CMD has exited (default: keep the\n"
 		"                      last view until q)\n"
 		"  -h, --help          this help\n"
@@ -388,6 +390,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "exit", no_argument, NULL, 'x' },
+		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -425,6 +428,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		case 'e':
 		case 'F':
 		case 'c':
+		case SAMPLING_OFFCPU:
 			if (sampling_option("top", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
@@ -444,6 +448,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		return usage_error("-e: probe top shows one event at a time; record several "
 				   "with probe record -e a,b and see each with probe report");
 	o->argv = optind < argc ? argv + optind : NULL;
+	if (!o->argv && o->smp.offcpu)
+		return usage_error("--off-cpu applies to a command probe top runs; without "
+				   "one, set PROBE_OFFCPU=1 for the programs you start");
 	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
 			   strcmp(o->smp.event, "cpu-clock") != 0 || o->smp.ev.modifier[0]))
 		return usage_error("-e, -F and -c apply to a command probe top runs; without "
@@ -510,7 +517,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&old);
 	rc = 1;
 
-	lib = find_libprobe();
+	lib = find_libprobe_for(o.smp.offcpu);
 	if (!lib) {
 		rc = 2;
 		goto out;
@@ -574,7 +581,8 @@ int cmd_top(int argc, char **argv)
 	t.t_start = t.last_tick = now_ns();
 	if (o.argv) {
 		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
-					     &o.smp.ev, NULL, 0, 0, 0 };
+					     &o.smp.ev, NULL, 0, 0, 0, o.smp.offcpu,
+					     o.smp.timer };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {

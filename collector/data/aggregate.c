@@ -77,6 +77,7 @@ struct agg {
 	struct agg_totals t;
 	struct agg_info info;
 	char *event_sel;                /* agg_select_event; NULL: the first */
+	int wall;                       /* agg_wall */
 	struct agg_event events[AGG_EVENTS_MAX];
 	size_t nevents;
 };
@@ -169,6 +170,7 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 	im->event_name = xstrdup("");
 	im->exit_status = -1;
 	im->shown = a->event_sel ? -1 : 0;
+	im->offcpu = -1;
 	struct pid_ent *p;
 	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
 	if (!p) {
@@ -272,6 +274,10 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 		const char *n = i ? m->u.hello.extra[i - 1].name : name;
 		char *pn = printable_dup(n ? n : "");
 		im->ev[i] = event_id(a, pn);
+		if (i && m->u.hello.extra[i - 1].type == PROBE_EVENT_OFFCPU) {
+			im->offcpu = (int)i;
+			im->offcpu_how = m->u.hello.extra[i - 1].config;
+		}
 		if (a->event_sel && im->shown < 0 && strcmp(pn, a->event_sel) == 0) {
 			im->shown = (int)i;
 			if (i) {
@@ -283,6 +289,13 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 	}
 	im->event_name = printable_dup(name);
 	im->event_type = type;
+	if (im->offcpu >= 0 && (!a->event_sel || im->shown == im->offcpu))
+		a->wall = 1;
+}
+
+int agg_wall(const struct agg *a)
+{
+	return a->wall;
 }
 
 void agg_select_event(struct agg *a, const char *name)
@@ -310,7 +323,8 @@ static int event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight
 		a->events[id].samples++;
 		a->events[id].weight = sat_add(a->events[id].weight, weight);
 	}
-	int shown = (int64_t)ev == im->shown;
+	int shown = (int64_t)ev == im->shown ||
+		    (!a->event_sel && im->offcpu >= 0 && (int64_t)ev == im->offcpu);
 	if (!shown)
 		a->t.other_events++;
 	return shown;
@@ -547,14 +561,36 @@ static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw
 	return e;
 }
 
+/*
+ * An off-CPU sample's stack: its frames under the leaf AGG_FRAME_OFFCPU.
+ * Not through the encoded-stack cache: the same bytes as a CPU sample's
+ * would be another stack.  They are few (about one per period of waiting).
+ */
+static uint32_t offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
+{
+	uint64_t frames[PROBE_MAX_FRAMES + 1];
+	uint32_t n = probe_sample_frames(s, frames + 1);
+	if (n > PROBE_MAX_FRAMES - 1)
+		n = PROBE_MAX_FRAMES - 1;       /* the outermost goes */
+	frames[0] = AGG_FRAME_OFFCPU;
+	return intern_stack(a, frames, n + 1);
+}
+
 static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		       const struct probe_sample_raw *s)
 {
 	if (!event_shown(a, img, s->event, s->weight))
 		return;
-	struct enc_slot *slot = sample_slot(a, s);
-	struct count_key key = { img, a->images[img].gen, s->tid, slot->stack };
-	struct count_ent *c = slot->last;
+	struct enc_slot *slot = NULL;
+	uint32_t stack;
+	if ((int64_t)s->event == a->images[img].offcpu)
+		stack = offcpu_stack(a, s);
+	else {
+		slot = sample_slot(a, s);
+		stack = slot->stack;
+	}
+	struct count_key key = { img, a->images[img].gen, s->tid, stack };
+	struct count_ent *c = slot ? slot->last : NULL;
 	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
 		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
 		if (!c) {
@@ -564,7 +600,8 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
 			note_thread(a, pid, s->tid);
 		}
-		slot->last = c;
+		if (slot)
+			slot->last = c;
 	}
 	c->samples++;
 	c->weight = sat_add(c->weight, s->weight);

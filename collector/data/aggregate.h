@@ -60,6 +60,13 @@ struct agg_image {
 	uint8_t nev;
 	uint8_t ev[PROBE_EVENTS_MAX];
 	int shown;
+	/*
+	 * --off-cpu: the index of its off-cpu event (wire.h's
+	 * PROBE_EVENT_OFFCPU), -1: none.  With no event chosen it is shown
+	 * with the first: running and waiting together, in ns of wall time.
+	 */
+	int offcpu;
+	uint64_t offcpu_how;    /* PROBE_OFFCPU_*: how it was seen */
 	int have_exit;
 	int32_t exit_status;
 	struct agg_map *maps;   /* sorted by start after agg_finish */
@@ -122,6 +129,13 @@ void agg_finish(struct agg *a);
  * are counted in agg_events() and totals.other_events only.
  */
 void agg_select_event(struct agg *a, const char *name);
+/*
+ * Do the counts hold off-CPU time (--off-cpu, shown)?  Its samples then
+ * end in the frame AGG_FRAME_OFFCPU (leaf first: frame 0), and weights
+ * are ns of wall time, running or waiting.
+ */
+int agg_wall(const struct agg *a);
+#define AGG_FRAME_OFFCPU 0x2u   /* beside wire.h's PROBE_FRAME_UNSEEN */
 /* The events the processes sampled, by name, in the order they came. */
 size_t agg_nevents(const struct agg *a);
 const struct agg_event *agg_events(const struct agg *a);

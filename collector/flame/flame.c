@@ -168,6 +168,8 @@ struct group_ent {
 
 static enum flame_kind loc_kind(const struct filler *fl, const struct loc *l)
 {
+	if (l->offcpu)
+		return FK_OFFCPU;
 	if (l->kernel)
 		return FK_KERNEL;
 	if (l->inlined)
@@ -384,7 +386,7 @@ unsigned flame_kinds(const struct flame *f, const struct flame_layout *l)
 static const char *const kind_names[FK_COUNT] = {
 	[FK_ROOT] = "all", [FK_GROUP] = "process/thread", [FK_PROGRAM] = "program",
 	[FK_LIBRARY] = "library", [FK_KERNEL] = "kernel", [FK_INLINED] = "inlined",
-	[FK_UNKNOWN] = "unknown",
+	[FK_UNKNOWN] = "unknown", [FK_OFFCPU] = "off-cpu",
 };
 
 const char *flame_kind_name(enum flame_kind k)
@@ -397,6 +399,7 @@ char flame_kind_letter(enum flame_kind k)
 	static const char letters[FK_COUNT] = {
 		[FK_ROOT] = 'r', [FK_GROUP] = 'g', [FK_PROGRAM] = 'p', [FK_LIBRARY] = 'l',
 		[FK_KERNEL] = 'k', [FK_INLINED] = 'i', [FK_UNKNOWN] = 'u',
+		[FK_OFFCPU] = 'o',
 	};
 	return k < FK_COUNT ? letters[k] : 'u';
 }
@@ -410,6 +413,7 @@ static const uint8_t kind_rgb[FK_COUNT][6] = {
 	[FK_KERNEL] = { 100, 150, 225, 40, 40, 30 },     /* blue */
 	[FK_INLINED] = { 70, 200, 190, 40, 40, 40 },     /* aqua */
 	[FK_UNKNOWN] = { 175, 175, 175, 30, 30, 30 },    /* grey */
+	[FK_OFFCPU] = { 40, 60, 140, 10, 10, 20 },       /* dark blue: waiting */
 };
 
 void flame_colour(enum flame_kind k, const char *name, char out[8])

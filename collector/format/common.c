@@ -37,8 +37,8 @@ double report_pct(const struct report_ctx *c, uint64_t amount)
 	return c->total ? 100.0 * (double)amount / (double)c->total : 0.0;
 }
 
-/* "cpu-clock, 999 Hz" for one image. */
-static char *event_text(const struct agg_image *im)
+/* "cpu-clock, 999 Hz" for the event an image shows. */
+static char *sampled_text(const struct agg_image *im)
 {
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
@@ -50,6 +50,20 @@ static char *event_text(const struct agg_image *im)
 	if (im->freq)
 		return xasprintf("%s%s%s, %" PRIu64 " Hz", name, mod, timer, im->value);
 	return xasprintf("%s%s%s, period %" PRIu64, name, mod, timer, im->value);
+}
+
+/* The same, or with --off-cpu what the counts hold. */
+static char *event_text(const struct agg *a, const struct agg_image *im)
+{
+	if (im->offcpu >= 0 && im->shown == im->offcpu)
+		return xstrdup("off-cpu (ns waited; a sample about every period of "
+			       "waiting)");
+	char *e = sampled_text(im);
+	if (im->offcpu < 0 || !agg_wall(a))
+		return e;
+	char *s = xasprintf("%s + off-cpu: shares of wall time", e);
+	free(e);
+	return s;
 }
 
 /* Why kernel time was not sampled, as HELLO's flags say. */
@@ -113,7 +127,7 @@ static char *event_summary(const struct agg *a, const char *none)
 		const struct agg_image *im = agg_image(a, (uint32_t)i);
 		if (!im->have_hello)
 			continue;
-		char *e = event_text(im);
+		char *e = event_text(a, im);
 		if (!ev)
 			ev = e;
 		else {
@@ -130,6 +144,28 @@ static char *event_summary(const struct agg *a, const char *none)
 	return s;
 }
 
+/* --off-cpu: how waits were seen, and what could not be. */
+static void offcpu_line(const struct agg *a, FILE *out)
+{
+	uint64_t how = 0;
+	if (!agg_wall(a))
+		return;
+	for (size_t i = 0; i < agg_nimages(a); i++)
+		if (agg_image(a, (uint32_t)i)->offcpu >= 0)
+			how |= agg_image(a, (uint32_t)i)->offcpu_how;
+	fprintf(out, "# off-cpu:");
+	if (how & PROBE_OFFCPU_WRAPPERS)
+		fprintf(out, " the waits in libc's blocking calls (sleep, poll, "
+			"epoll_wait, read, write, pthread_cond_wait, mutex and "
+			"semaphore waits...: interposed), each under its stack and "
+			"\"[off-cpu]\";");
+	if (how & PROBE_OFFCPU_CLOCKS)
+		fprintf(out, " the rest of each thread's wall time off the CPU "
+			"(preempted, or blocked inside libc, in a raw system call, a "
+			"page fault) is \"[stack unknown]\"");
+	fprintf(out, "\n");
+}
+
 /* A recording of several events (-e a,b): each, with its samples. */
 static void events_line(const struct agg *a, FILE *out)
 {
@@ -140,7 +176,10 @@ static void events_line(const struct agg *a, FILE *out)
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s %s (%" PRIu64 " samples)", i ? "," : "",
 			agg_events(a)[i].name, agg_events(a)[i].samples);
-	fprintf(out, "; each is reported on its own (--event NAME: one)\n");
+	if (agg_wall(a))
+		fprintf(out, "; --sort event: each on its own, --event NAME: one\n");
+	else
+		fprintf(out, "; each is reported on its own (--event NAME: one)\n");
 }
 
 void report_header(const struct report_ctx *c, FILE *out)
@@ -174,6 +213,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->opts->filter_line)
 		fprintf(out, "%s\n", c->opts->filter_line);
 	kernel_line(c, out);
+	offcpu_line(c->agg, out);
 	fprintf(out, "#\n");
 }
 

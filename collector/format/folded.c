@@ -1,7 +1,9 @@
 /*
  * folded.c - folded stacks for flamegraph.pl, speedscope and inferno: one
  * line per distinct stack, "exe;outermost;...;leaf COUNT", COUNT in
- * samples, lines in byte order.  probe diff writes two counts per line,
+ * samples, lines in byte order.  A recording with --off-cpu counts
+ * microseconds of wall time instead (running, or waiting: the stacks that
+ * end in "[off-cpu]"), so that its flame graph is one of wall time.  probe diff writes two counts per line,
  * base and new, as FlameGraph's difffolded.pl does.
  *
  * Frames are named as in the text report; a ';' inside a name would split
@@ -73,7 +75,7 @@ void folded_add(struct folded *set, const struct report_ctx *c, int which)
 			memcpy(l->text, b.p, b.len + 1);
 			HASH_ADD_KEYPTR(hh, *lines, l->text, b.len, l);
 		}
-		l->samples[which] += counts[i].samples;
+		l->samples[which] += set->wall ? counts[i].weight : counts[i].samples;
 	}
 	free(fr);
 	free(b.p);
@@ -88,9 +90,16 @@ void folded_write(struct folded *set, FILE *out, int both)
 		vec[i++] = l;
 	qsort(vec, n, sizeof(*vec), cmp_line);
 	for (i = 0; i < n; i++) {
-		fprintf(out, "%s %" PRIu64, vec[i]->text, vec[i]->samples[0]);
+		uint64_t a = vec[i]->samples[0], b = vec[i]->samples[1];
+		if (set->wall) {        /* ns to us, rounded */
+			a = (a + 500) / 1000;
+			b = (b + 500) / 1000;
+			if (!a && !b)
+				continue;       /* under half a microsecond */
+		}
+		fprintf(out, "%s %" PRIu64, vec[i]->text, a);
 		if (both)
-			fprintf(out, " %" PRIu64, vec[i]->samples[1]);
+			fprintf(out, " %" PRIu64, b);
 		fputc('\n', out);
 	}
 	free(vec);
@@ -109,6 +118,7 @@ void folded_free(struct folded *set)
 int report_folded(const struct report_ctx *c, FILE *out)
 {
 	struct folded set = { 0 };
+	set.wall = agg_wall(c->agg);
 	folded_add(&set, c, 0);
 	folded_write(&set, out, 0);
 	folded_free(&set);

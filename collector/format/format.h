@@ -106,6 +106,7 @@ int report_perf_script(const struct report_ctx *c, FILE *out); /* perf_script.c 
 struct folded_line;
 struct folded {
 	struct folded_line *lines;
+	int wall;               /* --off-cpu: counts are microseconds of wall time */
 };
 void folded_add(struct folded *set, const struct report_ctx *c, int which);
 /* "stack COUNT" lines, or "stack BASE NEW" with both. */

@@ -77,7 +77,7 @@ static uint8_t *kernel_images(const struct report_ctx *c)
 		for (uint32_t j = 0; j < n && !kernel[counts[i].image]; j++) {
 			const struct rframe *f;
 			uint32_t m = resolve_addr(c->res, counts[i].image, counts[i].gen, addrs[j],
-						  j > 0, &f);
+						  resolve_is_return(addrs, j), &f);
 			kernel[counts[i].image] = is_kernel(resolver_loc(c->res, f[m - 1].loc));
 		}
 	}
@@ -88,19 +88,24 @@ static void print_header(const struct report_ctx *c, const struct agg_sample *sm
 			 const struct agg_count *k, const uint8_t *kernel, FILE *out)
 {
 	const struct agg_image *im = agg_image(c->agg, k->image);
+	uint32_t n;
+	const uint64_t *addrs = agg_stack(c->agg, k->stack, &n);
+	/* --off-cpu: a wait is an "off-cpu" sample, its period in ns. */
+	int off = n > 0 && addrs[0] == AGG_FRAME_OFFCPU;
+	const char *ev = off ? "off-cpu" : im->event_name[0] ? im->event_name : "unknown";
 	char time[48];
 	snprintf(time, sizeof(time), "%" PRIu64 ".%06" PRIu64, sm->time / 1000000000u,
 		 sm->time % 1000000000u / 1000u);
 	fprintf(out, "%s %7u/%-7u %12s: %10" PRIu64 " %s%s: \n",
 		comm_field(c->agg, k->image, k->tid), im->pid, k->tid, time, sm->weight,
-		im->event_name[0] ? im->event_name : "unknown", kernel[k->image] ? "" : ":u");
+		ev, kernel[k->image] || off ? "" : ":u");
 }
 
 /* One frame's name as perf shows it: no " [inlined]" (the module says so). */
 static void print_sym(const struct loc *l, const struct rwhere *w, FILE *out)
 {
 	size_t len = strlen(l->sym), sl = strlen(INLINED_SUFFIX);
-	if (!l->named) {
+	if (!l->named && !l->offcpu) {
 		fputs("[unknown]", out);
 		return;
 	}
@@ -137,7 +142,8 @@ static void print_chain(const struct report_ctx *c, const struct agg_count *k, F
 		n = PROBE_MAX_FRAMES;
 	uint32_t used = 0, hidden = 0;
 	for (uint32_t i = 0; i < n; i++)
-		hidden += (uint32_t)resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0);
+		hidden += (uint32_t)resolve_hidden(c->res, k->image, k->gen, addrs[i],
+						   resolve_is_return(addrs, i));
 	if (n > 0 && hidden == n) {
 		/* All in libprobe: one [probe] frame, as the other formats. */
 		fprintf(out, "\t%16" PRIx64 " [probe] ([probe])\n", addrs[0]);
@@ -148,9 +154,11 @@ static void print_chain(const struct report_ctx *c, const struct agg_count *k, F
 		const struct rsrc *src;
 		struct rwhere w;
 		/* libprobe's frames (resolve.h) are left out. */
-		if (resolve_hidden(c->res, k->image, k->gen, addrs[i], i > 0))
+		if (resolve_hidden(c->res, k->image, k->gen, addrs[i],
+				   resolve_is_return(addrs, i)))
 			continue;
-		uint32_t m = resolve_addr_where(c->res, k->image, k->gen, addrs[i], i > 0,
+		uint32_t m = resolve_addr_where(c->res, k->image, k->gen, addrs[i],
+						resolve_is_return(addrs, i),
 						&f, &src, &w);
 		/* Room for these and one frame for each address left. */
 		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - i - 1);

@@ -11,7 +11,10 @@
  *     period_type is the weight's type; period the sampling period (with
  *     -F, 1e9/Hz ns for clock events, else the mean weight of a sample).
  *     The weight is the default sample type, or samples when no sample
- *     carries one (as the text report falls back).
+ *     carries one (as the text report falls back).  A recording made with
+ *     --off-cpu has four: samples/count, wall/nanoseconds (the default:
+ *     running and waiting), cpu/nanoseconds and off-cpu/nanoseconds (a
+ *     sample is one or the other: its stack ends in "[off-cpu]" or not).
  *   - One Sample per count row (image, generation, tid, stack), values
  *     [samples, weight] (a saturated weight stays INT64_MAX), labels pid and
  *     tid (numbers), thread, comm and exe (strings; empty ones left out).
@@ -124,7 +127,8 @@ struct pp {
 	struct loc_ent *locs;
 	struct fn_ent *fns;
 	struct thr_ent *threads;
-	PValueType types[2], period_type;
+	PValueType types[4], period_type;
+	int wall;               /* --off-cpu: the four types */
 	int64_t comment;
 };
 
@@ -384,19 +388,25 @@ static void add_sample(struct pp *p, const struct agg_count *k)
 	perftools__profiles__sample__init(s);
 	uint32_t hidden = 0;
 	for (uint32_t i = 0; i < n; i++)
-		hidden += (uint32_t)resolve_hidden(p->c->res, k->image, k->gen, frames[i], i > 0);
+		hidden += (uint32_t)resolve_hidden(p->c->res, k->image, k->gen, frames[i],
+					   resolve_is_return(frames, i));
 	s->location_id = xcalloc(n ? n : 1, sizeof(*s->location_id));
 	for (uint32_t i = 0; i < n; i++) {
 		/* libprobe's frames (resolve.h), unless there is nothing else. */
-		if (hidden < n && resolve_hidden(p->c->res, k->image, k->gen, frames[i], i > 0))
+		if (hidden < n && resolve_hidden(p->c->res, k->image, k->gen, frames[i],
+						  resolve_is_return(frames, i)))
 			continue;
 		s->location_id[s->n_location_id++] =
-			location_id(p, k->image, k->gen, frames[i], i > 0);
+			location_id(p, k->image, k->gen, frames[i],
+					   resolve_is_return(frames, i));
 	}
-	s->n_value = 2;
-	s->value = xcalloc(2, sizeof(*s->value));
+	s->n_value = p->wall ? 4 : 2;
+	s->value = xcalloc(s->n_value, sizeof(*s->value));
 	s->value[0] = clamp64(k->samples);
 	s->value[1] = clamp64(k->weight);
+	if (p->wall)            /* cpu, off-cpu: one of them */
+		s->value[n > 0 && frames[0] == AGG_FRAME_OFFCPU ? 3 : 2] =
+			clamp64(k->weight);
 	struct thr_ent *t = thread_labels(p, k->image, k->tid);
 	s->n_label = t->n;
 	s->label = t->v;
@@ -480,6 +490,18 @@ static void set_types(struct pp *p)
 	p->prof.period = ev ? period_of(p->c, ev) : 0;
 	if (p->c->by_samples)
 		p->prof.default_sample_type = p->types[0].type;
+	if (!p->wall)
+		return;
+	const char *more[3][2] = { { "wall", "nanoseconds" }, { "cpu", "nanoseconds" },
+				   { "off-cpu", "nanoseconds" } };
+	for (int i = 0; i < 3; i++) {
+		perftools__profiles__value_type__init(&p->types[1 + i]);
+		p->types[1 + i].type = str_id(p, more[i][0]);
+		p->types[1 + i].unit = str_id(p, more[i][1]);
+	}
+	p->period_type = p->types[1];
+	if (!p->c->by_samples)
+		p->prof.default_sample_type = p->types[1].type;
 }
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -685,10 +707,11 @@ int report_pprof(const struct report_ctx *c, FILE *out)
 	p.c = c;
 	perftools__profiles__profile__init(&p.prof);
 	str_id(&p, "");         /* string_table[0] must be "" */
+	p.wall = agg_wall(c->agg);
 	set_types(&p);
-	PValueType *types[2] = { &p.types[0], &p.types[1] };
+	PValueType *types[4] = { &p.types[0], &p.types[1], &p.types[2], &p.types[3] };
 	p.prof.sample_type = types;
-	p.prof.n_sample_type = 2;
+	p.prof.n_sample_type = p.wall ? 4 : 2;
 	set_times(&p);
 	set_comment(&p);
 	const struct agg_count *counts = agg_counts(c->agg);

@@ -158,9 +158,11 @@ static uint32_t leaf_first(struct scope *s, const struct agg_count *k, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
 		const struct rsrc *src;
-		if (resolve_hidden(s->c->res, k->image, k->gen, addrs[i], i > 0))
+		if (resolve_hidden(s->c->res, k->image, k->gen, addrs[i],
+				   resolve_is_return(addrs, i)))
 			continue;       /* libprobe's own frames (resolve.h) */
-		uint32_t m = resolve_addr_where(s->c->res, k->image, k->gen, addrs[i], i > 0,
+		uint32_t m = resolve_addr_where(s->c->res, k->image, k->gen, addrs[i],
+						resolve_is_return(addrs, i),
 						&f, &src, NULL);
 		/* Room for these and one frame for each address left. */
 		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - i - 1);

@@ -72,6 +72,23 @@ char *find_libprobe(void)
 	return found;
 }
 
+char *find_libprobe_for(int offcpu)
+{
+	char *lib = find_libprobe();
+	if (!lib || !offcpu)
+		return lib;
+	char *slash = strrchr(lib, '/');
+	char *off = xasprintf("%.*s/libprobe-offcpu.so", (int)(slash - lib), lib);
+	if (!is_file(off)) {
+		probe_err("--off-cpu needs libprobe-offcpu.so beside %s, which is not "
+			  "there: build it (make) or install it there", lib);
+		free(off);
+		off = NULL;
+	}
+	free(lib);
+	return off;
+}
+
 static int env_is(const char *entry, const char *name)
 {
 	size_t n = strlen(name);
@@ -98,7 +115,7 @@ char **child_environ(const struct child_settings *s)
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **env = xcalloc(n + 11, sizeof(*env));
+	char **env = xcalloc(n + 13, sizeof(*env));
 	size_t k = 0;
 	const char *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -111,7 +128,8 @@ char **child_environ(const struct child_settings *s)
 		    env_is(e, "PROBE_FREQ") || env_is(e, "PROBE_PERIOD") ||
 		    env_is(e, "PROBE_EVENT_ATTR") || env_is(e, "PROBE_EVENT_MODIFIER") ||
 		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT") ||
-	    env_is(e, "PROBE_EVENT_MORE"))
+	    env_is(e, "PROBE_EVENT_MORE") || env_is(e, "PROBE_OFFCPU") ||
+		    (s->timer && env_is(e, "PROBE_TIMER")))
 			continue;
 		env[k++] = xstrdup(e);
 	}
@@ -135,6 +153,10 @@ char **child_environ(const struct child_settings *s)
 		env[k++] = xasprintf("PROBE_RING_PAGES=%u", s->ring_pages);
 	if (s->no_inherit)
 		env[k++] = xstrdup("PROBE_NO_INHERIT=1");
+	if (s->offcpu)
+		env[k++] = xstrdup("PROBE_OFFCPU=1");
+	if (s->timer)
+		env[k++] = xstrdup("PROBE_TIMER=1");
 	env[k] = NULL;
 	return env;
 }

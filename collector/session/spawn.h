@@ -11,8 +11,9 @@
  *     (before any existing entries, space-separated), PROBE_SOCKET,
  *     PROBE_EVENT and exactly one of PROBE_FREQ / PROBE_PERIOD; when set,
  *     PROBE_EVENT_ATTR (raw and PMU events), PROBE_EVENT_MODIFIER (u, k,
- *     uk), PROBE_RING_PAGES (-m) and PROBE_NO_INHERIT=1 (--no-inherit);
- *     inherited values of all of these are dropped.
+ *     uk), PROBE_RING_PAGES (-m), PROBE_NO_INHERIT=1 (--no-inherit),
+ *     PROBE_OFFCPU=1 and PROBE_TIMER=1 (--off-cpu); inherited values of
+ *     all of these are dropped (PROBE_TIMER only when it is set here).
  *   - spawn(): fork, restore the signal mask, exec argv (PATH search).  If
  *     the exec fails the child reports errno through a close-on-exec pipe,
  *     and spawn prints a shell-like message and returns -1 with *status set
@@ -36,9 +37,13 @@ struct child_settings {
 	unsigned nmore;
 	unsigned ring_pages;            /* 0: libprobe's default */
 	int no_inherit;
+	int offcpu;                     /* --off-cpu: PROBE_OFFCPU=1 */
+	int timer;                      /* PROBE_TIMER=1 */
 };
 
 char *find_libprobe(void);
+/* The same, or with offcpu libprobe-offcpu.so beside it (its waits too). */
+char *find_libprobe_for(int offcpu);
 char **child_environ(const struct child_settings *s);
 void free_environ(char **env);
 pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status);

@@ -213,10 +213,29 @@ static void push_frame(struct resolver *r, uint32_t loc, const struct src_frame 
 	r->nframes++;
 }
 
+/*
+ * --off-cpu's frames (aggregate.h): "[off-cpu]" above every wait, and
+ * "[stack unknown]" for off-CPU time no wrapper saw; module "[off-cpu]".
+ */
+static int offcpu_frame(struct resolver *r, uint64_t addr)
+{
+	const char *name = addr == AGG_FRAME_OFFCPU ? "[off-cpu]" :
+			   addr == PROBE_FRAME_UNSEEN ? "[stack unknown]" : NULL;
+	if (!name)
+		return 0;
+	const char *mod = strpool_intern(r->pool, "[off-cpu]");
+	uint32_t l = anon_loc(r, name, mod, mod, 0, 0);
+	r->locs[l].offcpu = 1;
+	push_frame(r, l, NULL);
+	return 1;
+}
+
 /* Append the frames of one address to r->frames. */
 static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		   int is_return)
 {
+	if (offcpu_frame(r, addr))
+		return;
 	/* Inside the call instruction, not at the one after it. */
 	uint64_t at = is_return && addr > 0 ? addr - 1 : addr;
 	const struct agg_map *m = agg_find_map(r->agg, image, gen, at);
@@ -389,7 +408,8 @@ uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rfr
 	uint32_t used = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rframe *f;
-		struct addr_ent *e = addr_entry(r, k->image, k->gen, frames[i], i > 0);
+		struct addr_ent *e = addr_entry(r, k->image, k->gen, frames[i],
+					       resolve_is_return(frames, i));
 		if (e->hidden)
 			continue;       /* libprobe's own code: its caller stands for it */
 		f = &r->frames[e->first];

@@ -68,9 +68,20 @@ struct loc {
 	int named;              /* 1 when a symbol named it */
 	int inlined;            /* 1 for an inlined instance */
 	int kernel;             /* 1 for a kernel address (named or not) */
+	int offcpu;             /* 1 for --off-cpu's "[off-cpu]", "[stack unknown]" */
 	const char *fn;         /* sym without " [inlined]" */
 	const char *raw;        /* the name in the binary (mangled), else fn */
 };
+
+/*
+ * Is frame i of a stack a return address (looked up at the byte before)?
+ * All but the first are, but for the frame under --off-cpu's
+ * "[off-cpu]" leaf, which is a function's entry (aggregate.h).
+ */
+static inline int resolve_is_return(const uint64_t *frames, uint32_t i)
+{
+	return i > 1 || (i == 1 && frames[0] != AGG_FRAME_OFFCPU);
+}
 
 struct rframe {
 	uint32_t loc;

@@ -66,7 +66,10 @@ enum probe_frame_type {
 	 *   then, only when events were sampled beside the first (-e a,b;
 	 *   absent in older recordings): u8 nextra (< PROBE_EVENTS_MAX),
 	 *   nextra x (u32 type, u64 config, str name): the events of index
-	 *   1.. in SAMPLES, at the same frequency or period as the first.
+	 *   1.. in SAMPLES, at the same frequency or period as the first; with
+	 *   --off-cpu the last is of type PROBE_EVENT_OFFCPU (below), whose
+	 *   samples are waits weighted in ns (the timer fallback then has
+	 *   it alone: nextra 1).
 	 * HELLO's frame flags (older recordings: 0, nothing said):
 	 *   PROBE_HELLO_KSTATE: the next bits say whether kernel time was
 	 *   sampled: PROBE_HELLO_KERNEL set (attr.exclude_kernel = 0), or
@@ -162,6 +165,17 @@ enum probe_unprof_reason {
 };
 
 #define PROBE_EVENT_TIMER 0xffffu  /* event_type of the timer fallback */
+/*
+ * The type of HELLO's last extra event with --off-cpu: the time threads
+ * spent off the CPU, weighted in nanoseconds.  Its config: how it was
+ * seen (PROBE_OFFCPU_*).  A sample of it whose only frame is
+ * PROBE_FRAME_UNSEEN is off-CPU time no wrapper saw (preempted, or blocked
+ * in a call probe does not interpose): its stack is not known.
+ */
+#define PROBE_EVENT_OFFCPU 0xfffeu
+#define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
+#define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
+#define PROBE_FRAME_UNSEEN 0x1u
 
 #define PROBE_EXIT_WAITED 0x1u     /* EXIT's flags: see PROBE_F_EXIT */
 

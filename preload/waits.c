@@ -1,0 +1,163 @@
+/*
+ * waits.c - the blocking calls of libc, interposed for --off-cpu
+ * (offcpu.c says what is done with them).  Built into libprobe-offcpu.so
+ * only, which --off-cpu preloads instead of libprobe.so: the real call is
+ * timed, and the caller's context kept in case the process exits while it
+ * blocks (a call from libprobe itself, or made inside another wait, is a
+ * plain call to the real one).
+ *
+ * Locks and semaphores try first (trylock, trywait), so that only the
+ * calls that may block are timed; what they return on that path is what
+ * the blocking call would have returned (EBUSY alone sends on to it).
+ *
+ * What no wrapper sees: calls inside libc itself (fread's read, system's
+ * waitpid, stdio's locks), raw system calls (syscall(SYS_futex), Go),
+ * and blocking that is not a call (a page fault, being preempted).
+ * offcpu.c counts that time as unseen.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+/* offcpu.c: the wrappers are here (libprobe-offcpu.so). */
+extern const int probe_waits_linked;
+const int probe_waits_linked = 1;
+
+/*
+ * name's wrapper: the real call between probe_wait_begin and _end.  The
+ * frame address makes the compiler keep a frame pointer here, from which
+ * the caller's context (return address, stack pointer, rbp) is read.
+ */
+#define WAIT_BODY(ret_t, sym, params, args)                                \
+	static void *real_;                                                 \
+	ret_t (*fn_) params = probe_wait_real(sym, &real_);                 \
+	struct probe_thread *t_;                                            \
+	ret_t r_;                                                           \
+									    \
+	if (!fn_) {                                                         \
+		errno = ENOSYS;                                             \
+		return (ret_t)-1;                                           \
+	}                                                                   \
+	t_ = probe_wait_begin((const void *)fn_, __builtin_return_address(0), \
+			      __builtin_frame_address(0));                  \
+	if (!t_)                                                            \
+		return fn_ args;                                            \
+	r_ = fn_ args;                                                      \
+	probe_wait_end(t_);                                                 \
+	return r_;
+
+#define WAIT(ret_t, name, params, args)                                     \
+	__attribute__((visibility("default"))) ret_t name params            \
+	{                                                                   \
+		WAIT_BODY(ret_t, #name, params, args)                       \
+	}
+
+/* Sleeps and waits for descriptors. */
+WAIT(unsigned int, sleep, (unsigned int s), (s))
+WAIT(int, usleep, (useconds_t us), (us))
+WAIT(int, nanosleep, (const struct timespec *req, struct timespec *rem),
+     (req, rem))
+WAIT(int, clock_nanosleep, (clockid_t c, int fl, const struct timespec *req,
+			    struct timespec *rem), (c, fl, req, rem))
+WAIT(int, poll, (struct pollfd *fds, nfds_t n, int ms), (fds, n, ms))
+WAIT(int, ppoll, (struct pollfd *fds, nfds_t n, const struct timespec *ts,
+		  const sigset_t *m), (fds, n, ts, m))
+WAIT(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv),
+     (n, r, w, e, tv))
+WAIT(int, pselect, (int n, fd_set *r, fd_set *w, fd_set *e,
+		    const struct timespec *ts, const sigset_t *m),
+     (n, r, w, e, ts, m))
+WAIT(int, epoll_wait, (int fd, struct epoll_event *ev, int n, int ms),
+     (fd, ev, n, ms))
+WAIT(int, epoll_pwait, (int fd, struct epoll_event *ev, int n, int ms,
+			const sigset_t *m), (fd, ev, n, ms, m))
+
+/* Reads and writes that may wait for a pipe, a socket, a terminal, a disk. */
+WAIT(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n))
+WAIT(ssize_t, readv, (int fd, const struct iovec *v, int n), (fd, v, n))
+WAIT(ssize_t, pread, (int fd, void *b, size_t n, off_t o), (fd, b, n, o))
+WAIT(ssize_t, pread64, (int fd, void *b, size_t n, off_t o), (fd, b, n, o))
+WAIT(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n))
+WAIT(ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n))
+WAIT(ssize_t, recv, (int fd, void *b, size_t n, int fl), (fd, b, n, fl))
+WAIT(ssize_t, recvfrom, (int fd, void *b, size_t n, int fl,
+			 struct sockaddr *a, socklen_t *al), (fd, b, n, fl, a, al))
+WAIT(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl))
+WAIT(ssize_t, send, (int fd, const void *b, size_t n, int fl), (fd, b, n, fl))
+WAIT(ssize_t, sendto, (int fd, const void *b, size_t n, int fl,
+		       const struct sockaddr *a, socklen_t al), (fd, b, n, fl, a, al))
+WAIT(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl))
+WAIT(int, accept, (int fd, struct sockaddr *a, socklen_t *al), (fd, a, al))
+WAIT(int, accept4, (int fd, struct sockaddr *a, socklen_t *al, int fl),
+     (fd, a, al, fl))
+WAIT(int, connect, (int fd, const struct sockaddr *a, socklen_t al), (fd, a, al))
+WAIT(int, fsync, (int fd), (fd))
+WAIT(int, fdatasync, (int fd), (fd))
+WAIT(int, flock, (int fd, int op), (fd, op))
+
+/* Children and signals. */
+WAIT(pid_t, wait, (int *st), (st))
+WAIT(pid_t, waitpid, (pid_t p, int *st, int o), (p, st, o))
+WAIT(pid_t, wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, st, o, ru))
+WAIT(int, waitid, (idtype_t t, id_t id, siginfo_t *si, int o), (t, id, si, o))
+WAIT(int, sigwait, (const sigset_t *s, int *sig), (s, sig))
+WAIT(int, sigwaitinfo, (const sigset_t *s, siginfo_t *si), (s, si))
+WAIT(int, sigtimedwait, (const sigset_t *s, siginfo_t *si,
+			 const struct timespec *ts), (s, si, ts))
+WAIT(int, sigsuspend, (const sigset_t *s), (s))
+WAIT(int, pause, (void), ())
+
+/* Threads. */
+WAIT(int, pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+WAIT(int, pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m,
+				   const struct timespec *ts), (c, m, ts))
+WAIT(int, pthread_cond_clockwait, (pthread_cond_t *c, pthread_mutex_t *m,
+				   clockid_t k, const struct timespec *ts),
+     (c, m, k, ts))
+WAIT(int, pthread_join, (pthread_t t, void **ret), (t, ret))
+
+/*
+ * name's wrapper for a lock that can be tried first: try's answer unless
+ * busy says it would block, then the blocking call, timed.
+ */
+#define LOCK(name, try, params, args, busy)                                 \
+	__attribute__((visibility("default"))) int name params              \
+	{                                                                   \
+		static void *try_;                                          \
+		int (*try_fn_) params = probe_wait_real(#try, &try_);       \
+									    \
+		if (probe_cfg.offcpu && try_fn_) {                          \
+			int e_ = errno, r_ = try_fn_ args;                  \
+									    \
+			if (!(busy))                                        \
+				return r_;                                  \
+			errno = e_;                                         \
+		}                                                           \
+		{                                                           \
+			WAIT_BODY(int, #name, params, args)                 \
+		}                                                           \
+	}
+
+LOCK(pthread_mutex_lock, pthread_mutex_trylock, (pthread_mutex_t *m), (m),
+     r_ == EBUSY)
+LOCK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, (pthread_rwlock_t *l),
+     (l), r_ == EBUSY)
+LOCK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, (pthread_rwlock_t *l),
+     (l), r_ == EBUSY)
+LOCK(sem_wait, sem_trywait, (sem_t *s), (s), r_ == -1 && errno == EAGAIN)
+WAIT(int, pthread_mutex_timedlock, (pthread_mutex_t *m,
+				    const struct timespec *ts), (m, ts))
+WAIT(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
