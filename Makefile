@@ -26,6 +26,9 @@ UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PB_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libprotobuf-c 2>/dev/null)
 PB_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null)
 PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+# probe agent: libmicrohttpd serves profiles, libcurl pushes them.
+NET_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd libcurl 2>/dev/null)
+NET_LIBS   := $(shell $(PKG_CONFIG) --libs libmicrohttpd libcurl 2>/dev/null) -lpthread
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
@@ -73,7 +76,7 @@ PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
 # fail in the compiler (make run, make test and make deps install them).
-HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libprotobuf-c 2>/dev/null && echo yes))
+HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libprotobuf-c libmicrohttpd libcurl 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
 ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)
@@ -94,7 +97,7 @@ $(BUILD)/preload/%.o: preload/%.c $(wildcard preload/*.h) $(wildcard include/pro
 
 $(BUILD)/collector/%.o: collector/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(COLLECTOR_INC) $(DW_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(COLLECTOR_INC) $(DW_CFLAGS) $(NET_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The generated header must exist before the file that includes it is
 # compiled the first time (-MMD knows it only from then on).
@@ -116,7 +119,7 @@ $(LIBPROBE_OFFCPU): $(PRELOAD_OBJ) preload/libprobe-offcpu.map
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
 $(PROBE): $(COLLECTOR_OBJ)
-	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
+	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
 
 $(BUILD)/tests/gt_%: tests/gt_%.c
 	@mkdir -p $(@D)
@@ -124,7 +127,7 @@ $(BUILD)/tests/gt_%: tests/gt_%.c
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
+	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
 
 $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)
@@ -244,6 +247,8 @@ install: $(LIBPROBE) $(LIBPROBE_OFFCPU) $(PROBE)
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
 	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
 	install -m 0644 $(LIBPROBE_OFFCPU) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-offcpu.so
+	install -d $(DESTDIR)$(PREFIX)/share/probe
+	install -m 0644 scripts/probe-agent.service $(DESTDIR)$(PREFIX)/share/probe/probe-agent.service
 
 clean:
 	rm -rf build build-san build-fuzz

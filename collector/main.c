@@ -3,13 +3,14 @@
  *
  *   probe record ...   (record.h)     probe report ...   (report.h)
  *   probe top ...      (top.h)        probe diff ...     (diff.h)
- *   probe list ...     (list.h)
+ *   probe list ...     (list.h)        probe agent ...    (agent.h)
  *   probe -h | --help | --version
  * Usage errors exit 2 with one "probe:" line.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "diff.h"
 #include "list.h"
 #include "record.h"
@@ -28,6 +29,7 @@ static void usage(FILE *out)
 		"       probe top [-d SECS] [-n N] [-o FILE] [--exit] [-- CMD [ARG...]]\n"
 		"       probe diff [BASE NEW] [--format text|folded] [-o OUT]\n"
 		"       probe list [sw|hw|cache|pmu|tracepoint]\n"
+		"       probe agent [--http ADDR:PORT] [--push URL] [--interval SECS] [--label K=V]\n"
 		"       probe -h | --help | --version\n"
 		"\n"
 		"A sampling profiler: probe record runs a program with libprobe.so\n"
@@ -35,8 +37,9 @@ static void usage(FILE *out)
 		"shows it (flat profile, call tree, or folded stacks for flame graphs);\n"
 		"probe top watches a running program's profile live; probe diff shows\n"
 		"what changed between two recordings; probe list shows the events\n"
-		"this machine can sample.\n"
-		"'probe record -h', 'probe report -h', 'probe top -h' and 'probe diff -h'\n"
+		"this machine can sample; probe agent profiles every program started\n"
+		"with LD_PRELOAD=libprobe.so, for Pyroscope, Parca or go tool pprof.\n"
+		"'probe record -h', 'probe report -h', 'probe top -h', 'probe diff -h' and 'probe agent -h'\n"
 		"tell more.\n");
 }
 
@@ -49,7 +52,7 @@ int main(int argc, char **argv)
 	 */
 	spawn_ignore_xfsz();
 	if (argc < 2) {
-		probe_err("no command given: use probe record, report, top, diff or list; "
+		probe_err("no command given: use probe record, report, top, diff, list or agent; "
 			  "try 'probe --help'");
 		return 2;
 	}
@@ -72,6 +75,8 @@ int main(int argc, char **argv)
 		return cmd_diff(argc - 1, argv + 1);
 	if (strcmp(cmd, "list") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(cmd, "agent") == 0)
+		return cmd_agent(argc - 1, argv + 1);
 	probe_err("unknown command '%s'; try 'probe --help'", cmd);
 	return 2;
 }

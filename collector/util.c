@@ -107,6 +107,14 @@ void probe_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void probe_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
 int parse_u64(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;

@@ -7,7 +7,8 @@
  *     profiler can do without memory, and callers stay simple).
  *   - probe_err/probe_warn print exactly one line on stderr, prefixed
  *     "probe: " (and "probe: warning: "); the caller says what happened and
- *     what to do.
+ *     what to do.  probe_info: the same, for what a service logs (probe
+ *     agent).
  *   - parse_* accept the whole string or fail: "12x", "", "-3" are errors.
  *   - printable_dup copies untrusted text (paths, thread names, argv from a
  *     recording) with control bytes replaced, so a report cannot carry
@@ -34,6 +35,7 @@ char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 void probe_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void probe_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void probe_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set: probe_warn prints nothing (probe report -q); errors still print. */
 extern int probe_no_warnings;

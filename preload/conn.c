@@ -18,9 +18,12 @@
  *      replace the user's recording.  A name starting with '@' is in the
  *      abstract namespace (the collector this library started, below).
  *   2. No PROBE_SOCKET and no PROBE_OUTPUT: a `probe top` may be watching
- *      this user's DIR/top.sock (DIR as collector/ingest/usock.c's usock_dir() has
- *      it): connect there, silently, when DIR is a real directory (not a
- *      symbolic link) of our euid with mode 0700 and holds the socket.
+ *      this user's DIR/top.sock, or a `probe agent` DIR/agent.sock (DIR as
+ *      collector/ingest/usock.c's usock_dir() has it): connect there,
+ *      silently, when DIR is a real directory (not a symbolic link) of our
+ *      euid with mode 0700 and holds the socket.  Else root's agent for
+ *      the whole host, PROBE_HOST_SOCKET, in a directory of root's that
+ *      only root may write to; its peer must be root.
  *   3. Otherwise LD_PRELOAD alone: start a collector, `probe record
  *      --serve`, found next to this library (or in ../../bin, as installed)
  *      to write PROBE_OUTPUT or ./probe.data.  We make its listening socket
@@ -34,8 +37,9 @@
  *      (bounded) for the collector to say it has saved this process's
  *      samples: the file is whole when the program's exit status is.
  *
- * The peer must be of our euid (SO_PEERCRED on the connected socket): a
- * socket another user put in our path must not receive our samples.
+ * The peer must be of our euid (SO_PEERCRED on the connected socket), or
+ * root for the host's agent: a socket another user put in our path must
+ * not receive our samples.
  *
  * The descriptor is moved high and guarded (fds.c).  What gets past (a raw
  * close_range, dup2 onto it) is caught before every send (device and inode
@@ -74,6 +78,7 @@ static int broken;
 static int restarted;
 static int reopens;
 static int wait_ack;
+static int host_agent;                  /* connected to root's agent: peer root */
 static const char *trouble = "";
 uint64_t probe_conn_dropped;
 
@@ -93,16 +98,17 @@ static socklen_t make_addr(const char *path, struct sockaddr_un *sa)
 			   (path[0] == '@' ? 0 : 1));
 }
 
-static int peer_is_us(int fd)
+/* The peer is of our euid, or root where root's host agent is asked for. */
+static int peer_is_us(int fd, int root_too)
 {
 	struct ucred cr;
 	socklen_t len = sizeof cr;
 
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
-	       cr.uid == geteuid();
+	       (cr.uid == geteuid() || (root_too && cr.uid == 0));
 }
 
-static int connect_socket(const char *path, int *err)
+static int connect_peer(const char *path, int *err, int root_too)
 {
 	struct sockaddr_un sa;
 	socklen_t sl = make_addr(path, &sa);
@@ -128,12 +134,17 @@ static int connect_socket(const char *path, int *err)
 		probe_sys_close(fd);
 		return -1;
 	}
-	if (!peer_is_us(fd)) {
+	if (!peer_is_us(fd, root_too)) {
 		*err = EACCES;
 		probe_sys_close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int connect_socket(const char *path, int *err)
+{
+	return connect_peer(path, err, 0);
 }
 
 /* Keep it out of the program's way, and remember what and where it is. */
@@ -181,8 +192,8 @@ static int xdg_usable(const char *d)
 	return faccessat(AT_FDCWD, d, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
-/* DIR/top.sock into path when DIR is private and the socket is there. */
-static int top_socket_path(char *path, size_t cap)
+/* DIR/NAME into path when DIR is private and the socket is there. */
+static int user_socket_path(char *path, size_t cap, const char *name)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	char dir[SUN_MAX];
@@ -198,12 +209,62 @@ static int top_socket_path(char *path, size_t cap)
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
 		return -1;
-	n = snprintf(path, cap, "%s/top.sock", dir);
+	n = snprintf(path, cap, "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= cap)
 		return -1;
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return -1;
 	return 0;
+}
+
+/*
+ * The host's agent (root's probe agent): PROBE_HOST_SOCKET when it is a
+ * socket in a directory of root's that nobody else may write to.
+ */
+static int host_socket_path(char *path, size_t cap)
+{
+	struct stat st;
+	char dir[SUN_MAX + 1];
+
+	if (snprintf(dir, sizeof dir, "%s", PROBE_HOST_SOCKET) >= (int)sizeof dir)
+		return -1;
+	*strrchr(dir, '/') = 0;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		return -1;
+	if (lstat(PROBE_HOST_SOCKET, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0)
+		return -1;
+	return snprintf(path, cap, "%s", PROBE_HOST_SOCKET) < (int)cap ? 0 : -1;
+}
+
+/*
+ * Someone watching without PROBE_SOCKET: this user's probe top, else this
+ * user's probe agent, else the host's.  Silent when none is there.
+ */
+static int connect_watcher(void)
+{
+	static const char *const names[] = { "top.sock", "agent.sock" };
+	char path[SUN_MAX + 1];
+	int fd, err = 0;
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (user_socket_path(path, sizeof path, names[i]) < 0)
+			continue;
+		fd = connect_socket(path, &err);
+		if (fd >= 0) {
+			adopt(fd, path);
+			return 0;
+		}
+	}
+	if (host_socket_path(path, sizeof path) == 0) {
+		fd = connect_peer(path, &err, 1);
+		if (fd >= 0) {
+			adopt(fd, path);
+			host_agent = 1;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* ---- LD_PRELOAD alone: a collector of our own ----------------------------- */
@@ -366,7 +427,6 @@ static int start_own_collector(void)
 
 int probe_conn_open(void)
 {
-	char top[SUN_MAX + 1];
 	int fd, err = 0;
 
 	broken = 0;
@@ -385,13 +445,8 @@ int probe_conn_open(void)
 		return 0;
 	}
 	/* An explicit file (PROBE_OUTPUT) wins over a watching probe top. */
-	if (!probe_cfg.output_path[0] && top_socket_path(top, sizeof top) == 0) {
-		fd = connect_socket(top, &err);
-		if (fd >= 0) {
-			adopt(fd, top);
-			return 0;
-		}
-	}
+	if (!probe_cfg.output_path[0] && connect_watcher() == 0)
+		return 0;
 	return start_own_collector();
 }
 
@@ -412,7 +467,7 @@ static void lost_descriptor(void)
 	/* The old number is the program's now: forget it, never close it. */
 	probe_fd_disown(conn_fd);
 	while (fd < 0 && ++reopens <= REOPEN_MAX)
-		fd = connect_socket(conn_path, &err);
+		fd = connect_peer(conn_path, &err, host_agent);
 	if (fd < 0) {
 		broken = 1;
 		trouble = "the program closed probe's connection to the collector, "
@@ -590,7 +645,7 @@ int probe_conn_after_fork_child(void)
 	}
 	if (broken || !conn_path[0] || probe_cfg.no_inherit)
 		return -1;      /* no_inherit: a fork child is not profiled */
-	fd = connect_socket(conn_path, &err);
+	fd = connect_peer(conn_path, &err, host_agent);
 	if (fd < 0) {
 		broken = 1;
 		return -1;

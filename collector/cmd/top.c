@@ -458,23 +458,6 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	return -1;
 }
 
-/* 1 if something already listens at path (another probe top). */
-static int socket_live(const char *path)
-{
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return 0;
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	int live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return live;
-}
-
 /* Start the command with its stdio away from the terminal view. */
 static pid_t start_command(struct top *t, char **env, const sigset_t *old, int *rc)
 {
@@ -529,7 +512,7 @@ int cmd_top(int argc, char **argv)
 		t.sock = xasprintf("%s/top-%ld.sock", dir, (long)getpid());
 	} else {
 		t.sock = xasprintf("%s/top.sock", dir);
-		if (socket_live(t.sock)) {
+		if (usock_live(t.sock)) {
 			probe_err("another probe top is already watching %s; quit it first, or "
 				  "give a command to run (probe top -- CMD)", t.sock);
 			free(t.sock);

@@ -62,6 +62,8 @@ struct report_opts {
 	const char *filter_line;        /* "# filter: ..." or NULL */
 	const char *time_line;          /* "# time: ..." or NULL */
 	struct resolve_opts resolve;    /* demangling, inline frames */
+	uint64_t start_real_ns;         /* pprof of a live window (probe agent): */
+	uint64_t window_ns;             /* its start (CLOCK_REALTIME) and length */
 };
 
 struct report_ctx {

@@ -39,7 +39,8 @@
  *     nothing here reads where a function is declared.
  *   - duration_nanos: from the first sample to the last; time_nanos: the
  *     first sample's wall-clock time, as well as it can be told (see
- *     profile_start()).  One comment says what was lost, if anything was.
+ *     profile_start()).  With opts.window_ns (probe agent), the window's
+ *     start (opts.start_real_ns) and length instead.  One comment says what was lost, if anything was.
  *   - 0, or -1 after one "probe:" message (zlib).  A failed write is left
  *     to outfile_close(), which says it.
  */
@@ -559,6 +560,13 @@ static void set_times(struct pp *p)
 	if (t->samples && t->t_max >= t->t_min) {
 		first = t->t_min;
 		last = t->t_max;
+	}
+	const struct report_opts *o = p->c->opts;
+	if (o->window_ns) {
+		/* probe agent: the window asked for, not its first and last sample. */
+		p->prof.time_nanos = clamp64(o->start_real_ns);
+		p->prof.duration_nanos = clamp64(o->window_ns);
+		return;
 	}
 	p->prof.time_nanos = clamp64(profile_start(p->c, first, last));
 	p->prof.duration_nanos = clamp64(last - first);

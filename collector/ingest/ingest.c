@@ -440,7 +440,7 @@ void ingest_accept_all(struct ingest *in)
 			close(fd);
 			continue;
 		}
-		if (uid != in->uid) {
+		if (uid != in->uid && !in->any_uid) {
 			ingest_note(in, INGEST_REFUSED, "refused a connection from process %ld of uid "
 			     "%ld: only uid %ld may connect", (long)pid, (long)uid, (long)in->uid);
 			close(fd);

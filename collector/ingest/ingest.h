@@ -9,7 +9,8 @@
  *     accepted), what ("recorded"/"watched", for a message), the callbacks
  *     and ctx, and inits sc; it closes those fds and frees sc itself.
  *   - ingest_accept_all() takes every pending connection: a peer of another
- *     uid (SO_PEERCRED) is refused; each one accepted is added to ep with
+ *     uid (SO_PEERCRED) is refused, unless any_uid (root's host agent);
+ *     each one accepted is added to ep with
  *     data.ptr = its struct ingest_conn, then opened() is called.
  *   - ingest_read() does at most INGEST_READS bounded non-blocking reads of
  *     one connection (call it when ep reports it) and hands each frame that
@@ -118,6 +119,7 @@ struct ingest {
 	uint64_t dropped;               /* ... dropped so far */
 	int quiet;                      /* read connections that have an arena on
 					   the poll, not when data arrives */
+	int any_uid;                    /* root's host agent: every uid may connect */
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		      const uint8_t *f, size_t len);

@@ -13,6 +13,8 @@
  *     is SOCK_SEQPACKET: each record a process sends is whole frames, and
  *     records from its threads never interleave.
  *   - usock_peer() reads a connection's SO_PEERCRED (pid, uid).
+ *   - usock_live() is 1 when something listens at path (another probe top
+ *     or agent).
  */
 #ifndef PROBE_USOCK_H
 #define PROBE_USOCK_H
@@ -24,5 +26,6 @@ char *usock_dir(void);
 char *usock_path(const char *dir, pid_t pid);
 int usock_listen(const char *path);
 int usock_peer(int fd, pid_t *pid, uid_t *uid);
+int usock_live(const char *path);
 
 #endif

@@ -45,6 +45,13 @@
 #define PROBE_FILE_V1 1u                /* frames alone */
 #define PROBE_FILE_CRC 4u               /* bytes of CRC after a frame (v2) */
 
+/*
+ * Root's `probe agent` listens here for every user's processes; a process
+ * started with LD_PRELOAD alone connects when no collector of its own
+ * user is watching (preload/conn.c).
+ */
+#define PROBE_HOST_SOCKET "/run/probe/agent.sock"
+
 #define PROBE_FRAME_HDR 12u
 #define PROBE_FRAME_MAX (1u << 20)      /* 1 MiB, header included */
 #define PROBE_STR_MAX 4096u

@@ -1,0 +1,49 @@
+/*
+ * httpd.h - `probe agent --http`: profiles for scrapers, in Go's
+ * net/http/pprof convention (what Parca and Grafana Alloy fetch), served by
+ * libmicrohttpd from the agent's own event loop (one thread: no locks).
+ *
+ * Contract:
+ *   - httpd_start() binds ADDR:PORT (a port alone, or ":PORT": loopback),
+ *     port 0 for any free one; it says where it listens (httpd_where).
+ *     NULL after one "probe:" message.
+ *   - GET /debug/pprof/profile?seconds=N (1..3600, default 30) answers,
+ *     N seconds later, the gzipped pprof of what the processes sampled in
+ *     those seconds (application/octet-stream); ?pid=P or ?comm=NAME takes
+ *     one process, or the processes of that name (comm or executable).
+ *     GET / and /debug/pprof/ list the processes seen (HTML).  Errors are
+ *     text/plain: 400 for a bad argument, 404 for an unknown path or pid,
+ *     405 for a method other than GET or HEAD, 503 with HTTPD_CAPTURES
+ *     profiles already being taken.
+ *   - httpd_frame() gives every frame to the profiles being taken;
+ *     httpd_tick() answers those that are due (now, or all with final:
+ *     shutting down, with what they have).  Call httpd_run() when the fd
+ *     is readable and at least every httpd_timeout() ms.
+ */
+#ifndef PROBE_AGENT_HTTPD_H
+#define PROBE_AGENT_HTTPD_H
+
+#include <stdint.h>
+
+#include "aproc.h"
+#include "symbols.h"
+
+#define HTTPD_CAPTURES 16
+#define HTTPD_MAX_SECONDS 3600
+
+struct httpd;
+
+struct httpd *httpd_start(const char *spec, struct aprocs *procs,
+			  struct symcache **syms);
+const char *httpd_where(const struct httpd *h);        /* "127.0.0.1:4040" */
+int httpd_fd(const struct httpd *h);
+void httpd_run(struct httpd *h);
+int httpd_timeout(struct httpd *h);     /* ms, -1: none */
+void httpd_frame(struct httpd *h, struct aproc *p, const struct probe_msg *m);
+void httpd_tick(struct httpd *h, int final);
+/* Profiles being taken now, and answered so far. */
+unsigned httpd_pending(const struct httpd *h);
+uint64_t httpd_served(const struct httpd *h);
+void httpd_stop(struct httpd *h);
+
+#endif

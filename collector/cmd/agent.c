@@ -1,0 +1,584 @@
+/*
+ * agent.c - `probe agent`: one epoll loop, as probe top's, over the
+ * listening socket, every process's connection, a signalfd and the HTTP
+ * server's fd.  Every frame updates what is kept of its process (aproc.h)
+ * and goes on to the profiles being built from it (sink.h): the pull
+ * requests waiting for their seconds (httpd.h), and, with --push, one
+ * window per process, sent (push.h) and dropped every --interval.
+ *
+ * Why no store of its own: profiles live at most one window (or one
+ * request) here, so memory follows the processes running now and the
+ * stacks of one window, never the days the agent has run; keeping them
+ * is the backend's job.  The symbol cache, the one thing that would grow
+ * with every binary ever seen, is started afresh every SYMS_MAX_AGE.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aproc.h"
+#include "cmdopt.h"
+#include "httpd.h"
+#include "ingest.h"
+#include "push.h"
+#include "sink.h"
+#include "spawn.h"
+#include "symbols.h"
+#include "usock.h"
+#include "util.h"
+
+#define SYMS_MAX_AGE (600 * 1000000000ull)
+#define REAP_NS (10 * 1000000000ull)    /* without --push: forget ended processes */
+#define LABELS_MAX 32
+#define PUSH_WAIT_MS 10000              /* at exit, for the last window */
+
+static char tag_listen, tag_signal, tag_http;
+
+struct agent_opts {
+	const char *http, *push, *service, *socket;
+	long interval;
+	const char *labels[LABELS_MAX];
+	int nlabels;
+};
+
+struct agent {
+	const struct agent_opts *o;
+	struct ingest in;
+	struct aprocs procs;
+	struct symcache *syms;
+	uint64_t syms_born;
+	struct httpd *http;
+	struct pusher *push;
+	int sfd, quit;
+	char *sock;
+	char host[256];
+	uint64_t win_mono, win_real;    /* the window's start */
+	uint64_t samples, frames, windows;
+};
+
+void agent_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: probe agent [--http ADDR:PORT] [--push URL [--interval SECS]\n"
+		"                   [--label KEY=VALUE]... [--service NAME]]\n"
+		"\n"
+		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
+		"by root: every user's), continuously, for a profiling backend:\n"
+		"  --http ADDR:PORT    serve Go's /debug/pprof/profile?seconds=N (pprof, for\n"
+		"                      Parca, Grafana Alloy, go tool pprof) and an index of\n"
+		"                      the processes at /; PORT alone binds to loopback\n"
+		"  --push URL          send each process's profile to Pyroscope's ingest API\n"
+		"                      (URL/ingest) every interval\n"
+		"  --interval SECS     the push interval (default 15)\n"
+		"  --label KEY=VALUE   a label on every pushed profile (again for more)\n"
+		"  --service NAME      the pushed profiles' name (default: each program's)\n"
+		"  --socket PATH       listen for programs at PATH instead (start them with\n"
+		"                      PROBE_SOCKET=PATH); only this user's may connect\n"
+		"  --version           probe's version\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"Programs find the agent without PROBE_SOCKET: DIR/agent.sock of their user,\n"
+		"or root's %s.  It runs until SIGTERM or SIGINT, then sends\n"
+		"its last window.\n", PROBE_HOST_SOCKET);
+}
+
+#define usage_error(...) cmd_usage_error("agent", __VA_ARGS__)
+
+/* KEY=VALUE with a label name Pyroscope takes. */
+static int label_ok(const char *s)
+{
+	const char *eq = strchr(s, '=');
+	if (!eq || eq == s || !eq[1])
+		return 0;
+	for (const char *c = s; c < eq; c++)
+		if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (c > s && *c >= '0' && *c <= '9')))
+			return 0;
+	return 1;
+}
+
+static int parse_args(int argc, char **argv, struct agent_opts *o)
+{
+	static const struct option longs[] = {
+		{ "http", required_argument, NULL, 'H' },
+		{ "push", required_argument, NULL, 'P' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "service", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+	o->interval = 15;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'H': o->http = optarg; break;
+		case 'P': o->push = optarg; break;
+		case 's': o->service = optarg; break;
+		case 'S': o->socket = optarg; break;
+		case 'i':
+			errno = 0;
+			o->interval = strtol(optarg, &end, 10);
+			if (errno || *end || o->interval < 1 || o->interval > 3600)
+				return usage_error("--interval %s: give whole seconds, 1 to 3600",
+						   optarg);
+			break;
+		case 'l':
+			if (!label_ok(optarg))
+				return usage_error("--label %s: give KEY=VALUE, KEY of letters, "
+						   "digits and _", optarg);
+			if (o->nlabels == LABELS_MAX)
+				return usage_error("at most %d --label", LABELS_MAX);
+			o->labels[o->nlabels++] = optarg;
+			break;
+		case 'V':
+			printf("probe %s\n", PROBE_VERSION);
+			return 0;
+		case 'h':
+			agent_usage(stdout);
+			return 0;
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s': probe agent runs no command; "
+				   "start programs with LD_PRELOAD", argv[optind]);
+	if (!o->http && !o->push)
+		return usage_error("nothing to serve: give --http ADDR:PORT, --push URL, or both");
+	if (!o->push && (o->service || o->nlabels))
+		return usage_error("--label and --service name pushed profiles: give --push");
+	return -1;
+}
+
+/* ---- pushing ---------------------------------------------------------- */
+
+static void url_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~')
+			fputc(c, f);
+		else
+			fprintf(f, "%%%02X", c);
+	}
+}
+
+/* A label value as Pyroscope's name{k=v,...} can carry it. */
+static void label_value(FILE *f, const char *s, size_t max)
+{
+	for (size_t i = 0; s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		fputc(c <= ' ' || c >= 0x7f || strchr(",{}=\"\\", c) ? '_' : c, f);
+	}
+}
+
+/* name=SERVICE{host=,pid=,comm=,exe=,labels}&from=&until=&format=pprof */
+static char *push_query(const struct agent *a, const struct aproc *p, uint64_t until_real)
+{
+	char *name = NULL, *q = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&name, &n);
+	if (!f)
+		probe_oom();
+	label_value(f, a->o->service ? a->o->service : p->name, 128);
+	fputs("{host=", f);
+	label_value(f, a->host, 128);
+	fprintf(f, ",pid=%u,comm=", p->pid);
+	label_value(f, p->comm[0] ? p->comm : "?", 128);
+	fputs(",exe=", f);
+	label_value(f, p->exe[0] ? p->exe : "?", 512);
+	for (int i = 0; i < a->o->nlabels; i++) {
+		const char *eq = strchr(a->o->labels[i], '=');
+		fprintf(f, ",%.*s=", (int)(eq - a->o->labels[i]), a->o->labels[i]);
+		label_value(f, eq + 1, 256);
+	}
+	fputc('}', f);
+	if (fclose(f) != 0)
+		probe_oom();
+	f = open_memstream(&q, &n);
+	if (!f)
+		probe_oom();
+	fputs("name=", f);
+	url_escape(f, name);
+	fprintf(f, "&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof&spyName=probe",
+		a->win_real / 1000000000u, (until_real + 999999999u) / 1000000000u);
+	if (fclose(f) != 0)
+		probe_oom();
+	free(name);
+	return q;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The window ends: each process's profile queued, the next one begun. */
+static void end_window(struct agent *a)
+{
+	uint64_t now = now_ns(), real = real_ns();
+	struct aproc *p, *tmp;
+	HASH_ITER(hh, a->procs.byid, p, tmp) {
+		if (!p->win)
+			continue;
+		uint8_t *body;
+		size_t len;
+		if (sink_pprof(p->win, a->syms, now, &body, &len) == 0)
+			push_add(a->push, push_query(a, p, real), body, len);
+		sink_free(p->win);
+		p->win = NULL;
+	}
+	a->windows++;
+	a->win_mono = now;
+	a->win_real = real;
+}
+
+/* ---- connections (ingest.h) ------------------------------------------ */
+
+static void on_opened(void *ctx, struct ingest_conn *c)
+{
+	struct agent *a = ctx;
+	aproc_connected(&a->procs, aproc_get(&a->procs, (uint32_t)c->pid, now_ns()));
+}
+
+static void on_closed(void *ctx, struct ingest_conn *c)
+{
+	struct agent *a = ctx;
+	struct aproc *p = aproc_find(&a->procs, (uint32_t)c->pid);
+	if (p && p->connected > 0 && --p->connected == 0)
+		aproc_gone(&a->procs, p);
+}
+
+static void on_note(void *ctx, enum ingest_note kind, const char *msg)
+{
+	switch (kind) {
+	case INGEST_BAD_DATA:
+	case INGEST_REFUSED:
+	case INGEST_NOFILE:
+	case INGEST_ARENA:
+		probe_warn("%s", msg);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
+		     const uint8_t *f, size_t len)
+{
+	struct agent *a = ctx;
+	struct aproc *p = aproc_note(&a->procs, m, f, len, now_ns());
+	a->frames++;
+	if (m->type == PROBE_F_SAMPLES)
+		a->samples += m->u.samples.count;
+	if (a->push) {
+		if (!p->win && m->type == PROBE_F_SAMPLES) {
+			p->win = sink_new(&a->procs);
+			p->win->start_mono = a->win_mono;
+			p->win->start_real = a->win_real;
+		}
+		if (p->win)
+			sink_add(p->win, p, m);
+	}
+	if (a->http)
+		httpd_frame(a->http, p, m);
+}
+
+/* ---- setting up ------------------------------------------------------- */
+
+/* Root's socket for the host: /run/probe, root's, writable by root alone. */
+static char *host_socket(void)
+{
+	char dir[] = PROBE_HOST_SOCKET;
+	*strrchr(dir, '/') = 0;
+	struct stat st;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		probe_err("cannot create %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		probe_err("%s must be a directory of root's that only root may write to; "
+			  "fix it or remove it", dir);
+		return NULL;
+	}
+	return xstrdup(PROBE_HOST_SOCKET);
+}
+
+static int listen_programs(struct agent *a)
+{
+	int root = geteuid() == 0 && !a->o->socket;
+	if (a->o->socket) {
+		a->sock = xstrdup(a->o->socket);
+	} else if (root) {
+		a->sock = host_socket();
+	} else {
+		char *dir = usock_dir();
+		a->sock = dir ? xasprintf("%s/agent.sock", dir) : NULL;
+		free(dir);
+	}
+	if (!a->sock)
+		return -1;
+	if (usock_live(a->sock)) {
+		probe_err("another probe agent already listens at %s; stop it first", a->sock);
+		free(a->sock);
+		a->sock = NULL;
+		return -1;
+	}
+	a->in.lfd = usock_listen(a->sock);
+	if (a->in.lfd < 0) {
+		free(a->sock);
+		a->sock = NULL;
+		return -1;
+	}
+	/* Every user's programs connect to root's; SO_PEERCRED says who they are. */
+	if (root && chmod(a->sock, 0666) < 0) {
+		probe_err("cannot open %s to every user: %s", a->sock, strerror(errno));
+		return -1;
+	}
+	a->in.any_uid = root;
+	return 0;
+}
+
+/*
+ * The signals the loop reads from a signalfd, blocked before any thread
+ * starts (the push thread inherits the mask: a SIGTERM it took would kill
+ * the agent without its last window).
+ */
+static void block_signals(sigset_t *mask, sigset_t *old)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, mask, old);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int setup_loop(struct agent *a, const sigset_t *mask)
+{
+	a->sfd = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	a->in.ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
+	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
+	struct epoll_event hev = { .events = EPOLLIN, .data.ptr = &tag_http };
+	if (a->sfd < 0 || a->in.ep < 0 ||
+	    epoll_ctl(a->in.ep, EPOLL_CTL_ADD, a->in.lfd, &ev) < 0 ||
+	    epoll_ctl(a->in.ep, EPOLL_CTL_ADD, a->sfd, &sev) < 0 ||
+	    (a->http && epoll_ctl(a->in.ep, EPOLL_CTL_ADD, httpd_fd(a->http), &hev) < 0)) {
+		probe_err("cannot set up the event loop: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the loop ------------------------------------------------------- */
+
+static void on_signal(struct agent *a)
+{
+	struct signalfd_siginfo si;
+	while (read(a->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		if (si.ssi_signo != SIGHUP)
+			a->quit = 1;
+}
+
+static int min_ms(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+/* The periodic work: windows, forgetting ended processes, the symbol cache. */
+static void housekeeping(struct agent *a, uint64_t now, uint64_t *next)
+{
+	if (now < *next)
+		return;
+	if (a->push)
+		end_window(a);
+	aproc_reap(&a->procs);
+	if (now - a->syms_born >= SYMS_MAX_AGE) {
+		symcache_free(a->syms);
+		a->syms = symcache_new();
+		a->syms_born = now;
+	}
+	*next = now + (a->push ? (uint64_t)a->o->interval * 1000000000ull : REAP_NS);
+}
+
+static void run_loop(struct agent *a)
+{
+	struct epoll_event evs[64];
+	uint64_t next = now_ns() + (a->push ? (uint64_t)a->o->interval * 1000000000ull
+					    : REAP_NS);
+	while (!a->quit) {
+		uint64_t now = now_ns();
+		housekeeping(a, now, &next);
+		int ms = (int)((next - now) / 1000000) + 1;
+		ms = min_ms(ms, ingest_timeout(&a->in));
+		if (a->http)
+			ms = min_ms(ms, httpd_timeout(a->http));
+		int n = epoll_wait(a->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
+		if (n < 0 && errno != EINTR) {
+			probe_err("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		int sig = 0, lis = 0;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &tag_listen)
+				lis = 1;
+			else if (p == &tag_signal)
+				sig = 1;
+			else if (p != &tag_http && !((struct ingest_conn *)p)->dead)
+				ingest_read(&a->in, p);
+		}
+		ingest_free_dead(&a->in);
+		if (lis)
+			ingest_accept_all(&a->in);
+		if (ingest_timeout(&a->in) == 0)
+			ingest_poll(&a->in);
+		if (a->http) {
+			httpd_tick(a->http, 0);
+			httpd_run(a->http);
+		}
+		if (sig)
+			on_signal(a);
+	}
+}
+
+/* SIGTERM: what the processes sampled is read, answered and sent. */
+static void shut_down(struct agent *a)
+{
+	ingest_poll(&a->in);
+	ingest_close_all(&a->in);
+	ingest_free_dead(&a->in);
+	if (a->http) {
+		httpd_tick(a->http, 1);
+		/* Let the answers go out (at most 2 s). */
+		uint64_t until = now_ns() + 2000000000ull;
+		httpd_run(a->http);
+		while (now_ns() < until) {
+			struct epoll_event ev;
+			int ms = min_ms(httpd_timeout(a->http), 50);
+			if (epoll_wait(httpd_fd(a->http), &ev, 1, ms) < 0 && errno != EINTR)
+				break;
+			httpd_run(a->http);
+			if (httpd_timeout(a->http) != 0 && !httpd_pending(a->http))
+				break;
+		}
+	}
+	if (a->push) {
+		end_window(a);
+		push_stop(a->push, PUSH_WAIT_MS);
+	}
+}
+
+static void summary(struct agent *a)
+{
+	char pushed[512] = "";
+	if (a->push) {
+		struct push_stats s;
+		push_stats(a->push, &s);
+		uint64_t lost = s.dropped_full + s.dropped_refused + s.gave_up + s.unsent_at_stop;
+		snprintf(pushed, sizeof(pushed), "; pushed %" PRIu64 " of %" PRIu64 " profiles "
+			 "(%" PRIu64 " failed tries)", s.sent, s.queued, s.failed_tries);
+		if (lost)
+			snprintf(pushed + strlen(pushed), sizeof(pushed) - strlen(pushed),
+				 "; not sent: %" PRIu64 " (queue full %" PRIu64 ", refused %"
+				 PRIu64 ", gave up %" PRIu64 ", still queued at exit %" PRIu64 ")",
+				 lost, s.dropped_full, s.dropped_refused, s.gave_up,
+				 s.unsent_at_stop);
+	}
+	probe_info("agent stopped: %" PRIu64 " processes, %" PRIu64 " samples; served %" PRIu64
+		   " profiles%s", a->procs.seen, a->samples,
+		   a->http ? httpd_served(a->http) : 0, pushed);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_opts o = { 0 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct agent a = { .o = &o, .sfd = -1 };
+	a.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.what = "profiled", .quiet = 1, .ctx = &a, .frame = on_frame,
+				.note = on_note, .opened = on_opened, .closed = on_closed };
+	sigset_t mask, old;
+	block_signals(&mask, &old);
+	aprocs_init(&a.procs);
+	a.syms = symcache_new();
+	a.syms_born = now_ns();
+	a.win_mono = now_ns();
+	a.win_real = real_ns();
+	if (gethostname(a.host, sizeof(a.host) - 1) < 0)
+		snprintf(a.host, sizeof(a.host), "?");
+	if (probe_scratch_init(&a.in.sc) < 0)
+		probe_oom();
+	char *lib = find_libprobe_for(0);
+	rc = 1;
+	if (!lib || listen_programs(&a) < 0)
+		goto out;
+	if (o.http && !(a.http = httpd_start(o.http, &a.procs, &a.syms)))
+		goto out;
+	if (o.push && !(a.push = push_start(o.push)))
+		goto out;
+	a.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (setup_loop(&a, &mask) < 0)
+		goto out;
+	ingest_raise_nofile();
+	probe_info("agent: programs started with LD_PRELOAD=%s connect to %s%s", lib, a.sock,
+		   a.in.any_uid ? " (every user's)" : "");
+	if (a.http)
+		probe_info("agent: profiles at http://%s/debug/pprof/profile?seconds=N",
+			   httpd_where(a.http));
+	if (a.push)
+		probe_info("agent: pushing to %s/ingest every %ld s", o.push, o.interval);
+	run_loop(&a);
+	shut_down(&a);
+	summary(&a);
+	rc = 0;
+out:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	httpd_stop(a.http);
+	if (a.push)
+		push_free(a.push);
+	if (a.in.ep >= 0)
+		close(a.in.ep);
+	if (a.sfd >= 0)
+		close(a.sfd);
+	if (a.in.lfd >= 0)
+		close(a.in.lfd);
+	if (a.in.spare_fd >= 0)
+		close(a.in.spare_fd);
+	if (a.sock)
+		unlink(a.sock);
+	free(a.sock);
+	probe_scratch_free(&a.in.sc);
+	struct aproc *p, *tmp;
+	HASH_ITER(hh, a.procs.byid, p, tmp)
+		sink_free(p->win), p->win = NULL;
+	aprocs_free(&a.procs);
+	symcache_free(a.syms);
+	free(lib);
+	return rc;
+}
