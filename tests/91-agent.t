@@ -17,7 +17,7 @@ command -v go >/dev/null 2>&1 ||
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 39
+plan 44
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # flat TOP NAME: flat % of the go tool pprof -top row named exactly NAME
@@ -31,7 +31,7 @@ start_agent() {
 	log=$1; shift
 	"$PROBE" agent --socket "$T/agent.sock" "$@" </dev/null >/dev/null 2>"$log" &
 	APID=$!
-	for i in $(seq 100); do grep -q 'profiles at\|pushing to' "$log" && break; sleep 0.05; done
+	for i in $(seq 100); do grep -qs 'profiles at\|pushing to' "$log" && break; sleep 0.05; done
 	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$log")
 }
 stop_agent() { kill -TERM "$APID"; wait "$APID"; }
@@ -88,9 +88,43 @@ wait "$LPID"
 is "$?" 0 "gt_leaf exits 0 under the agent"
 [ ! -e probe.data ] && ! grep -q 'writing profile' "$T/leaf.err"
 ok $? "and wrote no probe.data of its own"
+as_nobody env LD_PRELOAD="$LIBPROBE" "$GT/gt_leaf" 600 >/dev/null 2>&1 &
+sleep 0.3
+curl -s -o "$T/last.pb.gz" -w '%{http_code}' "$NURL/debug/pprof/profile?seconds=60" >"$T/last.code" &
+CPID=$!
+sleep 1.2
 kill -TERM "$NPID"; wait "$NPID"
 is "$?" 0 "SIGTERM: nobody's agent exits 0"
+wait "$CPID"
+is "$(cat "$T/last.code")" 200 "a pull still waiting gets its answer at SIGTERM"
+pprof -top "$T/last.pb.gz" >"$T/last.top"
+grep -q leaf_five "$T/last.top"; ok $? "with what was sampled until then"
 grep -q '^probe: agent stopped: .* served [1-9]' "$T/nb.log"; ok $? "saying what it did"
+
+# --- root's agent for the host: another user's program finds it -------------------
+if [ "$(id -u)" -ne 0 ]; then
+	for i in 1 2 3; do skip "not root: the host's agent is root's"; done
+elif "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/host.log" & HPID=$!
+	for i in $(seq 100); do grep -q 'profiles at\|already listens' "$T/host.log" && break; sleep 0.05; done
+	grep -q 'already listens' "$T/host.log"; then
+	wait "$HPID"
+	for i in 1 2 3; do skip "an agent already serves this host ($(cat "$T/host.log"))"; done
+else
+	HURL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/host.log")
+	grep -q 'connect to /run/probe/agent.sock (every user.s)' "$T/host.log"
+	ok $? "root's agent listens at /run/probe/agent.sock for every user"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
+		env PATH=/usr/bin:/bin HOME=/nonexistent LD_PRELOAD="$LIBPROBE" "$GT/gt_leaf" 600 \
+		>/dev/null 2>"$T/hleaf.err" &
+	LPID=$!
+	sleep 0.5
+	code "$HURL/" >/dev/null
+	grep -q "<td>$LPID</td><td>gt_leaf</td>" "$T/body"
+	ok $? "nobody's gt_leaf (pid $LPID), started with LD_PRELOAD alone, streams to it"
+	wait "$LPID"
+	kill -TERM "$HPID"; wait "$HPID"
+	is "$?" 0 "root's agent exits 0 on SIGTERM"
+fi
 
 # --- push -----------------------------------------------------------------------
 recv() {        # recv DIR MODE: sets RPID and RPORT

@@ -423,6 +423,13 @@ void httpd_tick(struct httpd *h, int final)
 	}
 }
 
+unsigned httpd_connections(const struct httpd *h)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d,
+						MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	return i ? i->num_connections : 0;
+}
+
 unsigned httpd_pending(const struct httpd *h)
 {
 	return h->npending;

@@ -41,8 +41,9 @@ void httpd_run(struct httpd *h);
 int httpd_timeout(struct httpd *h);     /* ms, -1: none */
 void httpd_frame(struct httpd *h, struct aproc *p, const struct probe_msg *m);
 void httpd_tick(struct httpd *h, int final);
-/* Profiles being taken now, and answered so far. */
+/* Profiles being taken now, connections open, and profiles answered so far. */
 unsigned httpd_pending(const struct httpd *h);
+unsigned httpd_connections(const struct httpd *h);
 uint64_t httpd_served(const struct httpd *h);
 void httpd_stop(struct httpd *h);
 

@@ -35,6 +35,7 @@ struct pusher {
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns, once stopping */
 	int failing;            /* said so; say when it works again */
 	struct item *busy;      /* being sent: the loop leaves it alone */
+	size_t cap;             /* bytes the queue may hold */
 	struct push_stats st;
 	CURL *curl;
 };
@@ -52,7 +53,7 @@ static void item_free(struct item *it)
  */
 static void make_room(struct pusher *p, size_t len)
 {
-	while (p->st.queue_bytes + len > PUSH_QUEUE_BYTES) {
+	while (p->st.queue_bytes + len > p->cap) {
 		struct item *prev = NULL, *it = p->head;
 		if (it && it == p->busy) {
 			prev = it;
@@ -190,8 +191,8 @@ static void *run(void *arg)
 		}
 		p->st.failed_tries++;
 		if (!p->failing)
-			probe_warn("push: %s: %s; trying again, and keeping at most %u MiB of "
-				   "profiles meanwhile", p->base, err, PUSH_QUEUE_BYTES >> 20);
+			probe_warn("push: %s: %s; trying again, and keeping at most %zu MiB of "
+				   "profiles meanwhile", p->base, err, p->cap >> 20);
 		p->failing = 1;
 		if (r < 0 || ++it->tries >= PUSH_TRIES) {
 			if (r < 0)
@@ -214,7 +215,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct pusher *push_start(const char *base_url)
+struct pusher *push_start(const char *base_url, size_t queue_bytes)
 {
 	if (strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0) {
 		probe_err("--push %s: give the backend's URL, http://HOST:PORT", base_url);
@@ -226,6 +227,7 @@ struct pusher *push_start(const char *base_url)
 	}
 	struct pusher *p = xcalloc(1, sizeof(*p));
 	p->base = xstrdup(base_url);
+	p->cap = queue_bytes ? queue_bytes : PUSH_QUEUE_BYTES;
 	size_t n = strlen(p->base);
 	while (n > 0 && p->base[n - 1] == '/')
 		p->base[--n] = 0;

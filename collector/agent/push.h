@@ -5,11 +5,12 @@
  * never holds up the agent's loop.
  *
  * Contract:
- *   - push_start() takes the backend's base URL (http:// or https://);
+ *   - push_start() takes the backend's base URL (http:// or https://) and
+ *     the most bytes of profiles to keep waiting (0: PUSH_QUEUE_BYTES);
  *     NULL after one "probe:" message.
  *   - push_add() queues one profile (the query string and the body, both
- *     taken over).  The queue holds at most PUSH_QUEUE_BYTES: past that
- *     the oldest profiles are dropped, and counted.
+ *     taken over).  Past the queue's bytes the oldest profiles are
+ *     dropped, and counted.
  *   - The thread sends them in order.  A request that fails (no answer in
  *     PUSH_TIMEOUT_MS, a connection refused, 429 or 5xx) is tried again
  *     after 1, 2, 4... s (at most PUSH_BACKOFF_MAX_S), at most PUSH_TRIES
@@ -39,7 +40,7 @@ struct push_stats {
 
 struct pusher;
 
-struct pusher *push_start(const char *base_url);
+struct pusher *push_start(const char *base_url, size_t queue_bytes);
 void push_add(struct pusher *p, char *query, uint8_t *body, size_t len);
 void push_stats(struct pusher *p, struct push_stats *out);
 void push_stop(struct pusher *p, int wait_ms);

@@ -49,6 +49,7 @@ static char tag_listen, tag_signal, tag_http;
 struct agent_opts {
 	const char *http, *push, *service, *socket;
 	long interval;
+	long queue_mib;         /* --queue; 0: push.h's default */
 	const char *labels[LABELS_MAX];
 	int nlabels;
 };
@@ -72,7 +73,8 @@ void agent_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe agent [--http ADDR:PORT] [--push URL [--interval SECS]\n"
-		"                   [--label KEY=VALUE]... [--service NAME]]\n"
+		"                   [--label KEY=VALUE]... [--service NAME] [--queue MIB]]\n"
+		"                   [--socket PATH]\n"
 		"\n"
 		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
 		"by root: every user's), continuously, for a profiling backend:\n"
@@ -84,6 +86,8 @@ void agent_usage(FILE *out)
 		"  --interval SECS     the push interval (default 15)\n"
 		"  --label KEY=VALUE   a label on every pushed profile (again for more)\n"
 		"  --service NAME      the pushed profiles' name (default: each program's)\n"
+		"  --queue MIB         profiles kept while the backend does not take them\n"
+		"                      (default 32; past that the oldest are dropped)\n"
 		"  --socket PATH       listen for programs at PATH instead (start them with\n"
 		"                      PROBE_SOCKET=PATH); only this user's may connect\n"
 		"  --version           probe's version\n"
@@ -118,6 +122,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{ "label", required_argument, NULL, 'l' },
 		{ "service", required_argument, NULL, 's' },
 		{ "socket", required_argument, NULL, 'S' },
+		{ "queue", required_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -139,6 +144,12 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 			if (errno || *end || o->interval < 1 || o->interval > 3600)
 				return usage_error("--interval %s: give whole seconds, 1 to 3600",
 						   optarg);
+			break;
+		case 'q':
+			errno = 0;
+			o->queue_mib = strtol(optarg, &end, 10);
+			if (errno || *end || o->queue_mib < 1 || o->queue_mib > 4096)
+				return usage_error("--queue %s: give MiB, 1 to 4096", optarg);
 			break;
 		case 'l':
 			if (!label_ok(optarg))
@@ -163,8 +174,8 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 				   "start programs with LD_PRELOAD", argv[optind]);
 	if (!o->http && !o->push)
 		return usage_error("nothing to serve: give --http ADDR:PORT, --push URL, or both");
-	if (!o->push && (o->service || o->nlabels))
-		return usage_error("--label and --service name pushed profiles: give --push");
+	if (!o->push && (o->service || o->nlabels || o->queue_mib))
+		return usage_error("--label, --service and --queue are for pushing: give --push");
 	return -1;
 }
 
@@ -473,17 +484,14 @@ static void shut_down(struct agent *a)
 	ingest_free_dead(&a->in);
 	if (a->http) {
 		httpd_tick(a->http, 1);
-		/* Let the answers go out (at most 2 s). */
+		/* Let the answers go out: until no client is connected, 2 s at most. */
 		uint64_t until = now_ns() + 2000000000ull;
 		httpd_run(a->http);
-		while (now_ns() < until) {
+		while (httpd_connections(a->http) && now_ns() < until) {
 			struct epoll_event ev;
-			int ms = min_ms(httpd_timeout(a->http), 50);
-			if (epoll_wait(httpd_fd(a->http), &ev, 1, ms) < 0 && errno != EINTR)
+			if (epoll_wait(httpd_fd(a->http), &ev, 1, 50) < 0 && errno != EINTR)
 				break;
 			httpd_run(a->http);
-			if (httpd_timeout(a->http) != 0 && !httpd_pending(a->http))
-				break;
 		}
 	}
 	if (a->push) {
@@ -540,7 +548,7 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	if (o.http && !(a.http = httpd_start(o.http, &a.procs, &a.syms)))
 		goto out;
-	if (o.push && !(a.push = push_start(o.push)))
+	if (o.push && !(a.push = push_start(o.push, (size_t)o.queue_mib << 20)))
 		goto out;
 	a.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (setup_loop(&a, &mask) < 0)

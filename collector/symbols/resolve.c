@@ -46,8 +46,6 @@ struct resolver {
 	struct rframe *frames;
 	struct rsrc *srcs;      /* srcs[i]: the source position of frames[i] */
 	size_t nframes, frames_cap, srcs_cap;
-	struct kallsyms *ksyms; /* kernel names, loaded at the first kernel address */
-	int ksyms_tried;
 	int last_hidden;        /* lookup()'s address was in libprobe.so */
 	uint32_t probe_loc;     /* "[probe]", + 1; 0: not made yet */
 };
@@ -83,7 +81,6 @@ void resolver_free(struct resolver *r)
 	free(r->locs);
 	free(r->frames);
 	free(r->srcs);
-	kallsyms_free(r->ksyms);
 	strpool_free(r->pool);
 	free(r);
 }
@@ -181,13 +178,9 @@ static const char *line_text(struct resolver *r, const struct src_frame *f)
 static uint32_t kernel_loc(struct resolver *r, uint64_t at)
 {
 	const char *name = NULL, *kmod = NULL;
-	if (!r->ksyms_tried) {
-		const char *p = getenv("PROBE_KALLSYMS");
-		r->ksyms_tried = 1;
-		r->ksyms = kallsyms_load(p && *p ? p : "/proc/kallsyms");
-	}
-	if (r->ksyms)
-		name = kallsyms_lookup(r->ksyms, at, &kmod);
+	const struct kallsyms *ks = symcache_kallsyms(r->syms);
+	if (ks)
+		name = kallsyms_lookup(ks, at, &kmod);
 	if (!name) {
 		const char *k = strpool_intern(r->pool, "[kernel]");
 		uint32_t l = anon_loc(r, k, k, k, 0, 0);

@@ -1,5 +1,6 @@
 /* symbols.c - see symbols.h. */
 #include "symbols.h"
+#include "kallsyms.h"
 #include "ehframe.h"
 #include "interval.h"
 
@@ -90,6 +91,8 @@ struct symcache {
 	struct symobj *objs;
 	int elf_ready;
 	const char *debug_root;
+	struct kallsyms *ksyms; /* loaded at the first kernel address */
+	int ksyms_tried;
 };
 
 struct symcache *symcache_new(void)
@@ -137,7 +140,18 @@ void symcache_free(struct symcache *c)
 		HASH_DEL(c->objs, o);
 		obj_free(o);
 	}
+	kallsyms_free(c->ksyms);
 	free(c);
+}
+
+const struct kallsyms *symcache_kallsyms(struct symcache *c)
+{
+	if (!c->ksyms_tried) {
+		const char *p = getenv("PROBE_KALLSYMS");
+		c->ksyms_tried = 1;
+		c->ksyms = kallsyms_load(p && *p ? p : "/proc/kallsyms");
+	}
+	return c->ksyms;
 }
 
 #define ARENA_BLOCK 65536

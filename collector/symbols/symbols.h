@@ -65,6 +65,14 @@ struct src_frame {
 
 struct symcache *symcache_new(void);
 void symcache_free(struct symcache *c);
+/*
+ * The running kernel's names (kallsyms.h; PROBE_KALLSYMS: another copy),
+ * read once per cache, at the first call; NULL when kallsyms shows none.
+ * Every resolver of the cache shares them (probe agent makes one per
+ * profile: reading /proc/kallsyms each time was most of its CPU).
+ */
+struct kallsyms;
+const struct kallsyms *symcache_kallsyms(struct symcache *c);
 /* Never NULL; an object with no names when nothing could be read. */
 struct symobj *symcache_get(struct symcache *c, const char *path,
 			    const uint8_t *build_id, size_t build_id_len);
