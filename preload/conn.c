@@ -23,7 +23,9 @@
  *      silently, when DIR is a real directory (not a symbolic link) of our
  *      euid with mode 0700 and holds the socket.  Else root's agent for
  *      the whole host, PROBE_HOST_SOCKET, in a directory of root's that
- *      only root may write to; its peer must be root.
+ *      only root may write to; its peer must be root.  Such a watcher may
+ *      come and go: the program says nothing of what it could not deliver
+ *      (probe_conn_watcher()).
  *   3. Otherwise LD_PRELOAD alone: start a collector, `probe record
  *      --serve`, found next to this library (or in ../../bin, as installed)
  *      to write PROBE_OUTPUT or ./probe.data.  We make its listening socket
@@ -79,6 +81,7 @@ static int restarted;
 static int reopens;
 static int wait_ack;
 static int host_agent;                  /* connected to root's agent: peer root */
+static int watcher;                     /* ... or to another found by connect_watcher */
 static const char *trouble = "";
 uint64_t probe_conn_dropped;
 
@@ -253,6 +256,7 @@ static int connect_watcher(void)
 		fd = connect_socket(path, &err);
 		if (fd >= 0) {
 			adopt(fd, path);
+			watcher = 1;
 			return 0;
 		}
 	}
@@ -260,11 +264,16 @@ static int connect_watcher(void)
 		fd = connect_peer(path, &err, 1);
 		if (fd >= 0) {
 			adopt(fd, path);
-			host_agent = 1;
+			host_agent = watcher = 1;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+int probe_conn_watcher(void)
+{
+	return watcher;
 }
 
 /* ---- LD_PRELOAD alone: a collector of our own ----------------------------- */

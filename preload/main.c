@@ -126,6 +126,12 @@ static void final_messages(void)
 			  "sampled while %s so", stuck, stuck == 1 ? "" : "s",
 			  probe_cfg.signo, stuck == 1 ? "it was" : "they were",
 			  stuck == 1 ? "it stayed" : "they stayed");
+	/*
+	 * A probe top or agent the program found by itself may come and go
+	 * (a service restarted): what it missed is not the program's to say.
+	 */
+	if (probe_conn_watcher())
+		return;
 	untaken = probe_conn_ok() ? 0 : probe_arena_untaken();
 	if (untaken)
 		probe_msg("%llu samples of process %u could not be delivered: %s",

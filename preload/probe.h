@@ -531,6 +531,8 @@ uid_t probe_conn_uid(void);             /* our euid when we connected */
 int probe_conn_ok(void);
 void probe_conn_wait_ack(uint64_t deadline_ns);
 const char *probe_conn_trouble(void);
+/* Connected to a probe top or agent found without PROBE_SOCKET. */
+int probe_conn_watcher(void);
 extern uint64_t probe_conn_dropped;     /* frames that could not be sent */
 
 /* ---- announce.c ---------------------------------------------------------- */

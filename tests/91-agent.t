@@ -17,7 +17,7 @@ command -v go >/dev/null 2>&1 ||
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 44
+plan 46
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # flat TOP NAME: flat % of the go tool pprof -top row named exactly NAME
@@ -88,7 +88,8 @@ wait "$LPID"
 is "$?" 0 "gt_leaf exits 0 under the agent"
 [ ! -e probe.data ] && ! grep -q 'writing profile' "$T/leaf.err"
 ok $? "and wrote no probe.data of its own"
-as_nobody env LD_PRELOAD="$LIBPROBE" "$GT/gt_leaf" 600 >/dev/null 2>&1 &
+as_nobody env LD_PRELOAD="$LIBPROBE" "$GT/gt_leaf" 1000 >/dev/null 2>"$T/quiet.err" &
+QPID=$!
 sleep 0.3
 curl -s -o "$T/last.pb.gz" -w '%{http_code}' "$NURL/debug/pprof/profile?seconds=60" >"$T/last.code" &
 CPID=$!
@@ -99,6 +100,9 @@ wait "$CPID"
 is "$(cat "$T/last.code")" 200 "a pull still waiting gets its answer at SIGTERM"
 pprof -top "$T/last.pb.gz" >"$T/last.top"
 grep -q leaf_five "$T/last.top"; ok $? "with what was sampled until then"
+wait "$QPID"
+is "$?" 0 "a program whose agent stopped under it runs on and exits 0"
+is "$(cat "$T/quiet.err")" "" "and says nothing of it on its stderr"
 grep -q '^probe: agent stopped: .* served [1-9]' "$T/nb.log"; ok $? "saying what it did"
 
 # --- root's agent for the host: another user's program finds it -------------------

@@ -40,7 +40,8 @@
  *   - duration_nanos: from the first sample to the last; time_nanos: the
  *     first sample's wall-clock time, as well as it can be told (see
  *     profile_start()).  With opts.window_ns (probe agent), the window's
- *     start (opts.start_real_ns) and length instead.  One comment says what was lost, if anything was.
+ *     start (opts.start_real_ns) and length instead.  One comment says
+ *     what was lost, if anything was.
  *   - 0, or -1 after one "probe:" message (zlib).  A failed write is left
  *     to outfile_close(), which says it.
  */
