@@ -250,7 +250,7 @@ if [ $perf = 1 ]; then
 	[ "$(word "$T/perf.layout" stackcollapse-frames)" = "$(word "$T/perf.layout" frames)" ]
 	ok $? "perf script's text: the same expressions take every header and frame line"
 	# The same fields: comm gt_leaf, pid = tid, a time, a period, cpu-clock
-	shape() { sed -n 's/^first //p' "$1" | sed -E 's/=[0-9]+(\.[0-9]+)?( |$)/=N\2/g; s/event=cpu-clock(:[a-z]+)?/event=cpu-clock/'; }
+	shape() { sed -n 's/^first //p' "$1" | sed -E 's/=[0-9]+(\.[0-9]+)?( |$)/=N\2/g; s/event=cpu-clock(:[a-zA-Z]+)?/event=cpu-clock/'; }
 	is "$(shape "$T/perf.layout")" "$(shape "$T/leaf.layout")" "and take the same fields from both headers: $(shape "$T/leaf.layout")"
 	js attribute "$T/perf.in.json" "$T/perf.txt" >"$T/perf.attr"
 	leaves=$(awk -F '\t' '$1 == "self" && $3 >= 5 { print $2 }' "$T/perf.attr" | sort | tr '\n' ' ')
