@@ -225,12 +225,12 @@ bench:
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
-	-fsanitize=fuzzer,address,undefined -Iinclude $(COLLECTOR_INC) -D_GNU_SOURCE $(DW_CFLAGS)
+	-fsanitize=fuzzer,address,undefined -Iinclude $(COLLECTOR_INC) -D_GNU_SOURCE $(DW_CFLAGS) $(NET_CFLAGS)
 FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC)) $(PPROF_GEN_C)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard $(addsuffix /*.h,$(COLLECTOR_DIRS)) include/probe/*.h)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) $(PB_LIBS) -lncursesw -lm
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
 
 fuzz: deps
 	@$(MAKE) --no-print-directory all $(FUZZ_BUILD)/fuzz_report $(FUZZ_BUILD)/fuzz_elf
