@@ -143,7 +143,7 @@ static int send_one(struct pusher *p, const struct item *it, char *err, size_t e
 	return code == 429 || code >= 500 ? 1 : -1;
 }
 
-/* Under mu: sleep until t (ns) or a stop. */
+/* Under mu: sleep secs seconds, or until a stop. */
 static void nap(struct pusher *p, uint64_t secs)
 {
 	struct timespec ts;
@@ -190,7 +190,10 @@ static void *run(void *arg)
 			continue;
 		}
 		p->st.failed_tries++;
-		if (!p->failing)
+		if (!p->failing && r < 0)
+			probe_warn("push: %s: %s: the backend refuses the profile; it is "
+				   "dropped, and the next ones are tried", p->base, err);
+		else if (!p->failing)
 			probe_warn("push: %s: %s; trying again, and keeping at most %zu MiB of "
 				   "profiles meanwhile", p->base, err, p->cap >> 20);
 		p->failing = 1;
