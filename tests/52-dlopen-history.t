@@ -22,10 +22,13 @@ ok $? "b was loaded where a had been (so their mappings overlap)"
 ta=$(awk '/libgt_plugin_a.so at/ { print $5 }' "$T/out") tb=$(awk '/libgt_plugin_b.so at/ { print $5 }' "$T/out")
 wa=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", 100 * a / (a + b) }')
 wb=$(awk -v a="$ta" -v b="$tb" 'BEGIN { printf "%.2f", 100 * b / (a + b) }')
+# Usually within 0.2 points (six runs here); once in CI the program's own
+# clocks said 58.03 % where the samples said 59.88 % (the 3:2 of the work
+# is 60 %): the VM's clocks drift apart now and then, hence 2.5.
 "$PROBE" report --sort sym,dso "$T/p.probe" >"$T/r" 2>"$T/rerr"
 a=$(self_share "$T/r" hot_a) b=$(self_share "$T/r" hot_b)
-within "$a" "$wa" 1.5 && within "$b" "$wb" 1.5
-ok $? "samples named from the plugin that was mapped then: hot_a $a %, hot_b $b % (CPU time: $wa/$wb +-1.5)"
+within "$a" "$wa" 2.5 && within "$b" "$wb" 2.5
+ok $? "samples named from the plugin that was mapped then: hot_a $a %, hot_b $b % (CPU time: $wa/$wb +-2.5)"
 awk '!/^#/ && (($4 == "hot_a" && $5 == "libgt_plugin_a.so") || ($4 == "hot_b" && $5 == "libgt_plugin_b.so")) { n++ } END { exit n != 2 }' "$T/r"
 ok $? "each in its own module"
 
