@@ -17,7 +17,7 @@ command -v go >/dev/null 2>&1 ||
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 46
+plan 48
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # flat TOP NAME: flat % of the go tool pprof -top row named exactly NAME
@@ -77,6 +77,11 @@ c=$(code "$NURL/debug/pprof/profile?seconds=1&pid=$LPID")
 is "$c" 200 "?seconds=1&pid=$LPID: 200"
 grep -qi '^content-type: application/octet-stream' "$T/hdr"; ok $? "as application/octet-stream"
 gzip -t "$T/body" 2>/dev/null; ok $? "gzipped"
+pprof -top "$NURL/debug/pprof/profile?seconds=1&comm=gt_leaf" >"$T/comm.top"
+grep -q leaf_five "$T/comm.top"; ok $? "?comm=gt_leaf takes the processes of that name"
+pprof -top "$NURL/debug/pprof/profile?seconds=1&comm=nosuch" >"$T/none.top"
+grep -q 'Total samples = 0' "$T/none.top" && ! grep -q leaf_five "$T/none.top"
+ok $? "?comm=nosuch takes none of them (an empty profile)"
 c=$(code "$NURL/debug/pprof/profile?seconds=abc")
 is "$c" 400 "seconds=abc: 400"
 grep -qi '^content-type: text/plain' "$T/hdr" && grep -q 'seconds' "$T/body"
