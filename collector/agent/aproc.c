@@ -60,7 +60,7 @@ struct aproc *aproc_find(struct aprocs *t, uint32_t pid)
 	return p;
 }
 
-struct aproc *aproc_get(struct aprocs *t, uint32_t pid, uint64_t now)
+struct aproc *aproc_get(struct aprocs *t, uint32_t pid)
 {
 	struct aproc *p = aproc_find(t, pid);
 	if (p)
@@ -70,7 +70,6 @@ struct aproc *aproc_get(struct aprocs *t, uint32_t pid, uint64_t now)
 	p->name = xasprintf("[pid %u]", pid);
 	p->comm = xstrdup("");
 	p->exe = xstrdup("");
-	p->first_ns = p->last_ns = now;
 	HASH_ADD(hh, t->byid, pid, sizeof(p->pid), p);
 	t->nlive++;
 	t->seen++;
@@ -103,6 +102,19 @@ static void note_hello(struct aproc *p, const struct probe_msg *m, const uint8_t
 	p->name = n[0] ? xstrdup(n) : xasprintf("[pid %u]", p->pid);
 }
 
+/* A new entry at the end of a kept vector, or NULL when it holds max. */
+static struct kept *append(struct kept **v, size_t *n, size_t *cap, size_t max,
+			   const uint8_t *f, size_t len)
+{
+	if (*n == max)
+		return NULL;
+	*v = xgrow(*v, cap, *n + 1, sizeof(**v));
+	struct kept *k = &(*v)[(*n)++];
+	memset(k, 0, sizeof(*k));
+	keep(k, f, len);
+	return k;
+}
+
 /* The address space now: the mappings this one overlaps are gone. */
 static void note_map(struct aproc *p, const struct probe_msg *m, const uint8_t *f,
 		     size_t len)
@@ -116,16 +128,11 @@ static void note_map(struct aproc *p, const struct probe_msg *m, const uint8_t *
 			p->maps[j++] = p->maps[i];
 	}
 	p->nmaps = j;
-	if (p->nmaps == APROC_MAPS) {
-		p->dropped++;
-		return;
+	struct kept *k = append(&p->maps, &p->nmaps, &p->mcap, APROC_MAPS, f, len);
+	if (k) {
+		k->start = s;
+		k->end = e;
 	}
-	p->maps = xgrow(p->maps, &p->mcap, p->nmaps + 1, sizeof(*p->maps));
-	struct kept *k = &p->maps[p->nmaps++];
-	memset(k, 0, sizeof(*k));
-	keep(k, f, len);
-	k->start = s;
-	k->end = e;
 }
 
 static void note_thread(struct aproc *p, const struct probe_msg *m, const uint8_t *f,
@@ -136,22 +143,15 @@ static void note_thread(struct aproc *p, const struct probe_msg *m, const uint8_
 			keep(&p->thr[i], f, len);
 			return;
 		}
-	if (p->nthr == APROC_THREADS) {
-		p->dropped++;
-		return;
-	}
-	p->thr = xgrow(p->thr, &p->tcap, p->nthr + 1, sizeof(*p->thr));
-	struct kept *k = &p->thr[p->nthr++];
-	memset(k, 0, sizeof(*k));
-	keep(k, f, len);
-	k->tid = m->u.thread.tid;
+	struct kept *k = append(&p->thr, &p->nthr, &p->tcap, APROC_THREADS, f, len);
+	if (k)
+		k->tid = m->u.thread.tid;
 }
 
 struct aproc *aproc_note(struct aprocs *t, const struct probe_msg *m,
-			 const uint8_t *f, size_t len, uint64_t now)
+			 const uint8_t *f, size_t len)
 {
-	struct aproc *p = aproc_get(t, m->pid, now);
-	p->last_ns = now;
+	struct aproc *p = aproc_get(t, m->pid);
 	switch (m->type) {
 	case PROBE_F_HELLO:
 		note_hello(p, m, f, len);

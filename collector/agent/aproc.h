@@ -11,8 +11,9 @@
  *     replaces the earlier ones it overlaps (a library unloaded and
  *     another loaded there), so what is kept is the address space now; a
  *     THREAD replaces that thread's earlier name.  At most APROC_MAPS
- *     mappings and APROC_THREADS names are kept (more are counted in
- *     dropped): memory per process is bounded, whatever it does.
+ *     mappings and APROC_THREADS names are kept (more are not: their
+ *     addresses are then named as unknown in later profiles): memory per
+ *     process is bounded, whatever it does.
  *   - aproc_replay() decodes the kept frames again, HELLO first, and hands
  *     each to fn with the pid and tids as they came.
  *   - aproc_gone() marks a process whose last connection closed; aproc_reap()
@@ -47,12 +48,10 @@ struct aproc {
 	char *name;             /* basename of exe, else comm; printable */
 	char *comm, *exe;       /* printable; "" when unknown */
 	uint64_t samples;       /* since it connected */
-	uint64_t first_ns, last_ns;     /* CLOCK_MONOTONIC: connected, last frame */
 	int connected;          /* open connections */
 	int gone;               /* its last connection closed */
 	int have_exit;
 	int32_t status;
-	uint64_t dropped;       /* frames not kept (limits) */
 	struct kept hello;
 	struct kept *maps, *thr;
 	size_t nmaps, mcap, nthr, tcap;
@@ -80,9 +79,9 @@ struct aprocs {
 void aprocs_init(struct aprocs *t);
 void aprocs_free(struct aprocs *t);
 struct aproc *aproc_find(struct aprocs *t, uint32_t pid);
-struct aproc *aproc_get(struct aprocs *t, uint32_t pid, uint64_t now);
+struct aproc *aproc_get(struct aprocs *t, uint32_t pid);
 struct aproc *aproc_note(struct aprocs *t, const struct probe_msg *m,
-			 const uint8_t *f, size_t len, uint64_t now);
+			 const uint8_t *f, size_t len);
 /* One more connection of p (a pid used again: p lives again). */
 void aproc_connected(struct aprocs *t, struct aproc *p);
 void aproc_gone(struct aprocs *t, struct aproc *p);

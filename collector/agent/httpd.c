@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "flame.h"
 #include "sink.h"
 #include "util.h"
 
@@ -45,7 +46,6 @@ struct httpd {
 	struct aprocs *procs;
 	struct symcache **syms;
 	struct req *waiting;    /* list of R_WAITING */
-	unsigned npending;
 	uint64_t served;
 };
 
@@ -140,20 +140,6 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char 
 	return answer(c, code, "text/plain; charset=utf-8", s, (size_t)n, MHD_RESPMEM_MUST_FREE);
 }
 
-/* HTML-escaped s appended to the stream. */
-static void html_str(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
 static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 {
 	char *buf = NULL;
@@ -173,9 +159,9 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 		if (p->gone)
 			continue;
 		fprintf(f, "<tr><td>%u</td><td>", p->pid);
-		html_str(f, p->name);
+		flame_put_xml(f, p->name, 0);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>", p->samples);
-		html_str(f, p->exe);
+		flame_put_xml(f, p->exe, 0);
 		fprintf(f, "</td><td><a href=\"/debug/pprof/profile?seconds=30&amp;pid=%u\">"
 			"30 s</a></td></tr>\n", p->pid);
 	}
@@ -186,7 +172,7 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 		const struct arecent *r = &h->procs->recent[(h->procs->nrecent - 1 - i) %
 							    APROC_RECENT];
 		fprintf(f, "<tr><td>%u</td><td>", r->pid);
-		html_str(f, r->name);
+		flame_put_xml(f, r->name, 0);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>", r->samples);
 		if (r->have_exit)
 			fprintf(f, "%d", r->status);
@@ -236,9 +222,9 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 			return text(c, 400, "comm: give a process name\n");
 		r->comm = xstrdup(comm);
 	}
-	if (h->npending >= HTTPD_CAPTURES)
+	if (httpd_pending(h) >= HTTPD_CAPTURES)
 		return text(c, 503, "%u profiles are being taken already; try again later\n",
-			    h->npending);
+			    httpd_pending(h));
 	r->sink = sink_new(h->procs);
 	r->due = r->sink->start_mono + (uint64_t)secs * 1000000000ull;
 	r->conn = c;
@@ -247,7 +233,6 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 	if (h->waiting)
 		h->waiting->prev = r;
 	h->waiting = r;
-	h->npending++;
 	MHD_suspend_connection(c);
 	return MHD_YES;
 }
@@ -305,10 +290,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *r = *con_cls;
 	if (!r)
 		return;
-	if (r->state == R_WAITING) {
+	if (r->state == R_WAITING)
 		unlink_req(h, r);
-		h->npending--;
-	}
 	sink_free(r->sink);
 	free(r->comm);
 	free(r->body);
@@ -414,7 +397,6 @@ void httpd_tick(struct httpd *h, int final)
 		if (!final && r->due > now)
 			continue;
 		unlink_req(h, r);
-		h->npending--;
 		r->failed = sink_pprof(r->sink, *h->syms, now, &r->body, &r->len) < 0;
 		sink_free(r->sink);
 		r->sink = NULL;
@@ -432,7 +414,10 @@ unsigned httpd_connections(const struct httpd *h)
 
 unsigned httpd_pending(const struct httpd *h)
 {
-	return h->npending;
+	unsigned n = 0;
+	for (const struct req *r = h->waiting; r; r = r->next)
+		n++;
+	return n;
 }
 
 uint64_t httpd_served(const struct httpd *h)

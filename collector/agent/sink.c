@@ -51,15 +51,13 @@ void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m)
 		HASH_ADD(hh, s->pids, pid, sizeof(e->pid), e);
 		aproc_replay(s->procs, p, add_copy, s);
 	}
-	if (m->type == PROBE_F_SAMPLES)
-		s->samples += m->u.samples.count;
 	add_copy(s, (struct probe_msg *)m);
 }
 
 int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 	       uint8_t **body, size_t *len)
 {
-	struct report_opts o = { .file = "-", .format = format_find("pprof"), .quiet = 1,
+	struct report_opts o = { .file = "(probe agent)", .format = format_find("pprof"), .quiet = 1,
 				 .resolve = { .demangle = 1, .inline_frames = 1 },
 				 .start_real_ns = s->start_real };
 	o.window_ns = end_mono > s->start_mono ? end_mono - s->start_mono : 1;

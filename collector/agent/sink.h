@@ -32,7 +32,6 @@ struct sink {
 	struct agg *agg;
 	struct sink_pid *pids;  /* processes replayed here */
 	struct aprocs *procs;
-	uint64_t samples;
 	uint64_t start_mono, start_real;        /* ns */
 	int finished;
 };

@@ -66,7 +66,7 @@ struct agent {
 	char *sock;
 	char host[256];
 	uint64_t win_mono, win_real;    /* the window's start */
-	uint64_t samples, frames, windows;
+	uint64_t samples;
 };
 
 void agent_usage(FILE *out)
@@ -260,7 +260,6 @@ static void end_window(struct agent *a)
 		sink_free(p->win);
 		p->win = NULL;
 	}
-	a->windows++;
 	a->win_mono = now;
 	a->win_real = real;
 }
@@ -270,7 +269,7 @@ static void end_window(struct agent *a)
 static void on_opened(void *ctx, struct ingest_conn *c)
 {
 	struct agent *a = ctx;
-	aproc_connected(&a->procs, aproc_get(&a->procs, (uint32_t)c->pid, now_ns()));
+	aproc_connected(&a->procs, aproc_get(&a->procs, (uint32_t)c->pid));
 }
 
 static void on_closed(void *ctx, struct ingest_conn *c)
@@ -299,8 +298,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		     const uint8_t *f, size_t len)
 {
 	struct agent *a = ctx;
-	struct aproc *p = aproc_note(&a->procs, m, f, len, now_ns());
-	a->frames++;
+	struct aproc *p = aproc_note(&a->procs, m, f, len);
 	if (m->type == PROBE_F_SAMPLES)
 		a->samples += m->u.samples.count;
 	if (a->push) {
