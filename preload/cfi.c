@@ -182,6 +182,18 @@ void probe_cfi_note(const uint64_t *frames, int n)
 	}
 }
 
+/* The same for frames that are all return addresses (a mixed walk's tail). */
+void probe_cfi_note_ra(const uint64_t *frames, int n)
+{
+	uint64_t rule;
+
+	if (!probe_arena)
+		return;
+	for (int i = 0; i < n && i < 64; i++)
+		if (!lookup(frames[i] - 1, &rule))
+			want(frames[i] - 1);
+}
+
 /* Is ra a return address the real dlopen was entered with (loader.c)? */
 static int is_gadget(uint64_t ra)
 {
@@ -191,76 +203,154 @@ static int is_gadget(uint64_t ra)
 	return 0;
 }
 
+/*
+ * Is pc in executable memory no object maps (JIT code), as the collector
+ * last published it?  A torn read (the collector writing) says no.
+ */
+static int in_jit(uint64_t pc)
+{
+	const struct probe_arena *a = probe_arena;
+	uint32_t n = __atomic_load_n(&a->njit, __ATOMIC_RELAXED), seq;
+	int hit = 0;
+
+	if (!n)
+		return 0;               /* no JIT: one load, the fast path's cost */
+	seq = __atomic_load_n(&a->jit_seq, __ATOMIC_ACQUIRE);
+	if (seq & 1)
+		return 0;
+	for (uint32_t i = 0; i < n && i < PROBE_JIT_RANGES; i++)
+		if (pc >= __atomic_load_n(&a->jit[i].lo, __ATOMIC_RELAXED) &&
+		    pc < __atomic_load_n(&a->jit[i].hi, __ATOMIC_RELAXED))
+			hit = 1;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return hit && __atomic_load_n(&a->jit_seq, __ATOMIC_RELAXED) == seq;
+}
+
+/* The registers the walk tracks, one frame at a time. */
+struct regs {
+	uint64_t rip, rsp, rbp;
+	int rbp_lost;                   /* rbp unknown (a frame found by scanning) */
+};
+
+/*
+ * One frame by its frame pointer (code with no CFI: JIT code, V8's
+ * builtins): rbp points at {caller's rbp, return address}.  The same
+ * checks as a rule's step: strictly up the stack, inside it, aligned.
+ * In a frame interrupted before its prologue ran, rbp is still the
+ * caller's: that caller is skipped, as perf's frame-pointer walk does.
+ */
+static int fp_step(struct regs *r, uint64_t hi)
+{
+	if (r->rbp_lost || r->rbp < r->rsp || r->rbp > hi - 16 || (r->rbp & 7))
+		return -1;
+	const uint64_t *fp = (const uint64_t *)(uintptr_t)r->rbp;
+	r->rsp = r->rbp + 16;
+	r->rip = fp[1];
+	r->rbp = fp[0];
+	return 0;
+}
+
+/* One frame by its CFI rule (PROBE_RULE_RSP or _RBP). */
+static int rule_step(struct regs *r, uint64_t rule, uint64_t hi)
+{
+	unsigned kind = rule & 15;
+
+	if (kind == PROBE_RULE_RBP && r->rbp_lost)
+		return -1;
+	uint64_t cfa = (kind == PROBE_RULE_RSP ? r->rsp : r->rbp) +
+		       (uint64_t)(int64_t)(int32_t)(rule >> 32);
+	/* Callers' frames are above: strictly up the stack, in it. */
+	if (cfa < r->rsp + 8 || cfa > hi || (cfa & 7))
+		return -1;
+	uint64_t ra = *(const uint64_t *)(cfa - 8);
+	if (rule & 16) {
+		uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
+		if (at < r->rsp || at + 8 > hi)
+			return -1;
+		r->rbp = *(const uint64_t *)at;
+		r->rbp_lost = 0;
+	}
+	r->rsp = cfa;
+	r->rip = ra;
+	return 0;
+}
+
 int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
-		   uint64_t *buf, int max, int *partial)
+		   uint64_t *buf, int max, int *partial, struct probe_walk_at *at)
 {
 	const ucontext_t *uc = ucv;
-	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	uint64_t rsp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-	uint64_t rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+	struct regs r = {
+		(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RBP], 0
+	};
 	uint64_t hi = t->stack_hi, rule;
-	int n = 0, scans = 0, rbp_lost = 0;
+	int n = 0, scans = 0, fp_frames = 0;
 
-	if (!probe_arena || !hi || rsp < t->stack_lo || rsp >= hi)
+	if (at)
+		at->n = 0;
+	if (!probe_arena || !hi || r.rsp < t->stack_lo || r.rsp >= hi)
 		return 0;               /* another stack (sigaltstack, fibers) */
 	while (n < max) {
-		if (partial && n && is_gadget(rip)) {
+		if (partial && n && is_gadget(r.rip)) {
 			/* dlopen's return to a "ret" (loader.c): pop as it does. */
-			if (rsp + 8 > hi)
+			if (r.rsp + 8 > hi)
 				goto stop;
-			rip = *(const uint64_t *)rsp;
-			rsp += 8;
+			r.rip = *(const uint64_t *)r.rsp;
+			r.rsp += 8;
 			continue;
 		}
 		/* A return address: the call is the instruction before it. */
-		uint64_t key = n ? rip - 1 : rip;
+		uint64_t key = n ? r.rip - 1 : r.rip;
 
-		buf[n++] = rip;
+		buf[n++] = r.rip;
 		if (!lookup(key, &rule)) {
-			want(key);
-			if (!partial || scans++ >= SCANS_MAX)
-				goto stop;
-			/* In the loader: find the frame's return address. */
-			uint64_t at = scan_return(rip, rsp, hi);
-			if (!at)
-				goto stop;
-			rip = *(const uint64_t *)at;
-			rsp = at + 8;
-			rbp_lost = 1;   /* the frame may have used rbp: unknown now */
-			continue;
+			if (in_jit(key)) {
+				rule = PROBE_RULE_NONE;
+			} else {
+				want(key);
+				if (!partial || scans++ >= SCANS_MAX)
+					goto stop;
+				/* In the loader: find the frame's return address. */
+				uint64_t a = scan_return(r.rip, r.rsp, hi);
+				if (!a)
+					goto stop;
+				r.rip = *(const uint64_t *)a;
+				r.rsp = a + 8;
+				r.rbp_lost = 1; /* the frame may have used rbp */
+				continue;
+			}
 		}
 		unsigned kind = rule & 15;
 		if (kind == PROBE_RULE_LAST)
 			return n;
-		if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP)
-			goto stop;
-		if (kind == PROBE_RULE_RBP && rbp_lost)
-			goto stop;
-		uint64_t cfa = (kind == PROBE_RULE_RSP ? rsp : rbp) +
-			       (uint64_t)(int64_t)(int32_t)(rule >> 32);
-		/* Callers' frames are above: strictly up the stack, in it. */
-		if (cfa < rsp + 8 || cfa > hi || (cfa & 7))
-			goto stop;
-		uint64_t ra = *(const uint64_t *)(cfa - 8);
-		if (rule & 16) {
-			uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
-			if (at < rsp || at + 8 > hi)
+		if (kind == PROBE_RULE_NONE) {
+			if (fp_step(&r, hi) < 0)
 				goto stop;
-			rbp = *(const uint64_t *)at;
-			rbp_lost = 0;
+			fp_frames++;
+		} else if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP) {
+			goto stop;
+		} else if (rule_step(&r, rule, hi) < 0) {
+			goto stop;
 		}
-		rsp = cfa;
-		rip = ra;
-		if (rip == 0)
+		if (r.rip == 0)
 			return n;
 	}
 	return n;
 stop:
 	/* The walk ends here: the frames so far stand only where allowed. */
-	if (!partial)
-		return 0;
-	*partial = 1;
-	return n;
+	if (partial) {
+		*partial = 1;
+		return n;
+	}
+	if (at && fp_frames) {
+		/* Mixed code: libunwind goes on from here (it cannot walk JIT code). */
+		at->n = n;
+		at->rip = r.rip;
+		at->rsp = r.rsp;
+		at->rbp = r.rbp;
+	}
+	return 0;
 }
 
 /* ---- normal context ------------------------------------------------------ */

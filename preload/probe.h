@@ -335,10 +335,22 @@ void probe_unwind_check_report(void);
  * non-NULL, a walk that stops early returns the frames walked so far and
  * sets *partial (in the loader, where libunwind must not run).
  */
+struct probe_walk_at {
+	int n;                  /* frames in buf; buf[n - 1] not stepped past */
+	uint64_t rip, rsp, rbp; /* that frame's registers (rip = buf[n - 1]) */
+};
+/*
+ * Frames without CFI (PROBE_RULE_NONE, or in the arena's JIT ranges) are
+ * walked by frame pointer.  A walk that went through such frames and then
+ * stops (0 returned) says where in *at (at->n > 0), for libunwind to go on
+ * from there: it could not have walked through them from the start.
+ */
 int probe_cfi_walk(const struct probe_thread *t, const void *uc,
-		   uint64_t *buf, int max, int *partial);
+		   uint64_t *buf, int max, int *partial, struct probe_walk_at *at);
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
+/* SIGNAL CONTEXT: the same, for frames that are all return addresses. */
+void probe_cfi_note_ra(const uint64_t *frames, int n);
 /* dlclose: forget every rule but those of the objects loaded at start. */
 /*
  * dlclose unloaded something: forget the rules of code no longer loaded

@@ -170,6 +170,8 @@ void probe_unwind_check_report(void)
 }
 
 static int unw(void *ucv, uint64_t *buf);
+static int unw_from(const void *ucv, const struct probe_walk_at *at,
+		    uint64_t *buf, int max);
 
 /*
  * The frames go to buf + 1: buf[0] is left for the kernel's IP when the
@@ -183,10 +185,19 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 
 	*first = 1;
 	if (in_loader)          /* the rule cache alone: it takes no lock */
-		return probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, partial);
+		return probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, partial,
+				      NULL);
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
 		return unw(uc, out);
-	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL);
+	struct probe_walk_at at;
+	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL, &at);
+	if (n <= 0 && at.n > 0) {
+		/* Mixed code: ours through the JIT frames, libunwind on. */
+		nu = unw_from(uc, &at, out + at.n, (int)PROBE_MAX_FRAMES - at.n);
+		if (nu > 0)
+			probe_cfi_note_ra(out + at.n, nu);
+		return at.n + nu;
+	}
 	if (n <= 0) {
 		n = unw(uc, out);
 		if (n > 0)
@@ -200,6 +211,39 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 		else
 			__atomic_add_fetch(&fast_only, 1, __ATOMIC_RELAXED);
 	}
+	return n;
+}
+
+/*
+ * The callers of the frame a mixed walk stopped at (at), from libunwind:
+ * the signal's context with that frame's rip, rsp and rbp, stepped as an
+ * ordinary frame (its rip a return address).  The other registers are the
+ * interrupted frame's: a caller whose CFA depends on them (rare: stack
+ * realignment) may end the walk early.  Returns the frames after at's.
+ */
+static int unw_from(const void *ucv, const struct probe_walk_at *at,
+		    uint64_t *buf, int max)
+{
+	ucontext_t uc;
+	unw_cursor_t cur;
+	unw_word_t ip;
+	int n = 0;
+
+	if (!unw_init2 || max <= 0)
+		return 0;
+	memcpy(&uc, ucv, sizeof uc);
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)at->rip;
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)at->rsp;
+	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)at->rbp;
+	probe_in_probe++;
+	if (unw_init2(&cur, (unw_context_t *)&uc, 0) == 0) {
+		while (n < max && unw_step_(&cur) > 0) {
+			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			buf[n++] = ip;
+		}
+	}
+	probe_in_probe--;
 	return n;
 }
 

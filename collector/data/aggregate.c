@@ -369,7 +369,7 @@ static int same_object(const struct agg_map *x, const struct agg_map *y)
 	return x->start == y->start && x->end == y->end && x->bias == y->bias &&
 	       x->pgoff == y->pgoff && x->build_id_len == y->build_id_len &&
 	       memcmp(x->build_id, y->build_id, x->build_id_len) == 0 &&
-	       strcmp(x->path, y->path) == 0;
+	       x->jit == y->jit && strcmp(x->path, y->path) == 0;
 }
 
 /*
@@ -379,6 +379,7 @@ static int same_object(const struct agg_map *x, const struct agg_map *y)
  * unloaded and loaded again at the same place) changes nothing.
  */
 static int cmp_map(const void *x, const void *y);
+static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *nm);
 
 /*
  * The newest mapping of im that overlaps [start, end), or NULL.  The maps
@@ -444,8 +445,6 @@ static void merge_tail(struct agg_image *im)
 
 static void add_map(struct agg *a, const struct probe_msg *m)
 {
-	uint32_t img = image_of(a, m->pid);  /* may move a->images */
-	struct agg_image *im = &a->images[img];
 	struct agg_map nm = { 0 };
 	nm.start = m->u.map.start;
 	nm.end = m->u.map.end;
@@ -456,6 +455,26 @@ static void add_map(struct agg *a, const struct probe_msg *m)
 		nm.build_id_len = PROBE_BUILD_ID_MAX;
 	memcpy(nm.build_id, m->u.map.build_id, nm.build_id_len);
 	nm.path = (char *)(m->u.map.path ? m->u.map.path : "");
+	add_mapping(a, m->pid, &nm);
+}
+
+/* A JIT frame: a mapping of its own, named (aggregate.h). */
+static void add_jit(struct agg *a, const struct probe_msg *m)
+{
+	struct agg_map nm = { 0 };
+	nm.start = m->u.jit.start;
+	nm.end = m->u.jit.start + m->u.jit.size;
+	nm.bias = 0;
+	nm.jit = m->u.jit.source ? m->u.jit.source : 1;
+	nm.path = (char *)m->u.jit.name;
+	add_mapping(a, m->pid, &nm);
+}
+
+static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in)
+{
+	uint32_t img = image_of(a, pid);  /* may move a->images */
+	struct agg_image *im = &a->images[img];
+	struct agg_map nm = *mp_in;
 	/* The newest mapping that overlaps: is this one just repeated? */
 	const struct agg_map *o = newest_overlap(im, nm.start, nm.end);
 	if (o && same_object(o, &nm))
@@ -653,6 +672,9 @@ void agg_add(struct agg *a, struct probe_msg *m)
 	}
 	case PROBE_F_INFO:
 		add_info(a, m);
+		break;
+	case PROBE_F_JIT:
+		add_jit(a, m);
 		break;
 	default:                /* unknown kinds: skipped, by the protocol */
 		break;

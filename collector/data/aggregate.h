@@ -20,6 +20,11 @@
  *     it).  agg_find_map() returns, among the mappings containing addr, the
  *     latest one that had arrived by that generation; if none had, the
  *     earliest that came later (a sample that overtook its MAP).
+ *   - A JIT frame (code generated at run time, named by its runtime) is kept
+ *     as a mapping of its own, with jit set and its name as path: the same
+ *     generations give a reused address the name it had when it was
+ *     sampled, and a sample taken before the collector read the name the
+ *     first name it got.
  * Nothing here symbolizes; see resolve.h.
  */
 #ifndef PROBE_AGGREGATE_H
@@ -36,7 +41,8 @@ struct agg_map {
 	uint32_t gen;           /* generation of the image it arrived in */
 	uint8_t build_id_len;
 	uint8_t build_id[PROBE_BUILD_ID_MAX];
-	char *path;             /* as recorded */
+	char *path;             /* as recorded; a JIT entry's name */
+	uint8_t jit;            /* 0, or a JIT frame's source (PROBE_JIT_*) */
 };
 
 struct agg_image {

@@ -253,7 +253,7 @@ const char *probe_frame_type_name(unsigned type)
 		[PROBE_F_THREAD] = "THREAD", [PROBE_F_SAMPLES] = "SAMPLES",
 		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
 		[PROBE_F_SYNC] = "SYNC", [PROBE_F_UNPROFILED] = "UNPROFILED",
-		[PROBE_F_INFO] = "INFO",
+		[PROBE_F_INFO] = "INFO", [PROBE_F_JIT] = "JIT",
 	};
 	if (type > 0 && type < PROBE_F_TYPE_MAX)
 		return names[type];
@@ -526,6 +526,19 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		for (unsigned i = 0; r.ok && i < m->u.info.argc; i++)
 			sc->argv[i] = rd_str(&r, sc);
 		m->u.info.argv = sc->argv;
+		break;
+	case PROBE_F_JIT:
+		m->u.jit.start = rd_le(&r, 8);
+		m->u.jit.size = rd_le(&r, 8);
+		m->u.jit.source = (uint8_t)rd_le(&r, 1);
+		m->u.jit.name = rd_str(&r, sc);
+		if (r.ok && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
+			     m->u.jit.start)) {
+			seterr(err, "JIT entry with an empty or wrapping range "
+			       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
+			       m->u.jit.size);
+			return -1;
+		}
 		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */

@@ -123,6 +123,11 @@ struct probe_msg {
 			uint16_t argc;
 			const char **argv;      /* argc entries */
 		} info;
+		struct {
+			uint64_t start, size;
+			uint8_t source;         /* PROBE_JIT_* */
+			const char *name;
+		} jit;
 	} u;
 };
 

@@ -296,7 +296,7 @@ static PLocation *new_location(struct pp *p, const struct loc_key *k)
 	/* The mapping resolve.h used: return addresses inside the call. */
 	uint64_t at = k->is_return && k->addr > 0 ? k->addr - 1 : k->addr;
 	const struct agg_map *am = agg_find_map(p->c->agg, k->image, k->gen, at);
-	PMapping *m = am ? mapping_of(p, k->image, am) : NULL;
+	PMapping *m = am && !am->jit ? mapping_of(p, k->image, am) : NULL;
 
 	PLocation *l = xmalloc(sizeof(*l));
 	perftools__profiles__location__init(l);

@@ -21,6 +21,7 @@
 
 #include "probe/arena.h"
 #include "ingest.h"
+#include "jit.h"
 #include "util.h"
 
 #define BATCH (256u * 1024)             /* a SAMPLES frame, about */
@@ -43,6 +44,7 @@ struct arena_reader {
 	uint64_t name_check;
 	int said_bad;
 	struct cfi_learner learn;
+	struct jit_watch *jit;          /* its JIT code (jit.h), or NULL */
 };
 
 struct arena_reader *arena_attach(int fd, char *err, size_t errlen)
@@ -87,6 +89,7 @@ void arena_detach(struct arena_reader *ar)
 	if (!ar)
 		return;
 	munmap(ar->a, PROBE_ARENA_SIZE);
+	jit_free(ar->jit);
 	free(ar->seen);
 	free(ar->buf);
 	free(ar);
@@ -360,7 +363,7 @@ void arena_seed_rules(struct ingest_conn *c)
 unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
 {
 	struct arena_reader *ar = c->ar;
-	unsigned asked = 0;
+	unsigned asked = 0, unmapped = 0;
 	if (!ar)
 		return 0;
 	struct probe_arena *a = ar->a;
@@ -372,7 +375,9 @@ unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns,
 		used = PROBE_ARENA_SLOTS;
 	/* Rules first: the sooner they are there, the fewer stacks libunwind walks. */
 	if (!final)
-		asked = cfi_learn(a, &ar->learn, &c->maps, c->pid);
+		asked = cfi_learn(a, &ar->learn, &c->maps, c->pid, &unmapped);
+	/* JIT names before the samples: the runtime wrote them before running the code. */
+	jit_poll(in, c, a, &ar->jit, unmapped, final);
 	if (check_name)
 		ar->name_check = now;
 	for (unsigned i = 0; i < used && !c->dead; i++)

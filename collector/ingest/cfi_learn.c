@@ -743,9 +743,10 @@ static void publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
 }
 
 unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
-		   const struct cfi_maps *maps, pid_t pid)
+		   const struct cfi_maps *maps, pid_t pid, unsigned *unmapped)
 {
 	unsigned asked = 0;
+	*unmapped = 0;
 	if (!__atomic_exchange_n(&a->want_pending, 0, __ATOMIC_ACQUIRE))
 		return 0;
 	uint64_t epoch = __atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE);
@@ -755,8 +756,11 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 			continue;
 		asked++;
 		const struct cfi_map *m = map_of(maps, key);
-		if (!m)
-			continue;       /* its MAP may come later: asked again then */
+		if (!m) {
+			/* JIT code (jit.h), or its MAP comes later: asked again then */
+			(*unmapped)++;
+			continue;
+		}
 		struct file *f = file_get(m, pid);
 		uint64_t rule = f ? image_rule(&f->im, key - m->bias)
 				  : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);

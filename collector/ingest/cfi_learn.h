@@ -50,9 +50,10 @@ struct cfi_learner {
 };
 
 /* Learn what a's want[] asks for; pid names the process (for /proc).
- * Returns how many addresses were asked for. */
+ * Returns how many addresses were asked for; *unmapped: how many of them
+ * lie in no MAP (JIT code, jit.h). */
 unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
-	       const struct cfi_maps *maps, pid_t pid);
+	       const struct cfi_maps *maps, pid_t pid, unsigned *unmapped);
 /*
  * A process mapped m: publish the rules learned for m's file from other
  * processes (or earlier images of this one), so that its first samples

@@ -258,10 +258,11 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 		c->hello = 1;
 		c->wire_pid = m.pid;
 	}
-	if (m.type == PROBE_F_INFO) {
-		/* The recording's header is the collector's to write, not a process's. */
-		ingest_note(in, INGEST_BAD_DATA, "process %ld sent an INFO frame, which only "
-		     "probe record writes; ignoring the rest of its data", (long)c->pid);
+	if (m.type == PROBE_F_INFO || m.type == PROBE_F_JIT) {
+		/* The recording's header and JIT names are the collector's to write. */
+		ingest_note(in, INGEST_BAD_DATA, "process %ld sent an %s frame, which only "
+		     "the collector writes; ignoring the rest of its data", (long)c->pid,
+		     probe_frame_type_name(m.type));
 		return -1;
 	}
 	if (m.pid != c->wire_pid) {
@@ -450,6 +451,7 @@ void ingest_accept_all(struct ingest *in)
 		c->fd = fd;
 		c->seq = ++in->accepted;
 		c->pid = pid;
+		c->uid = uid;
 		c->arena_fd = -1;
 		c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		if (probe_stream_init(&c->s) < 0)

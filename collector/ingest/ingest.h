@@ -91,6 +91,7 @@ struct ingest_conn {
 	int fd;
 	uint64_t seq;           /* order of acceptance */
 	pid_t pid;              /* the peer's, from SO_PEERCRED */
+	uid_t uid;              /* ... and its uid */
 	uint32_t wire_pid;      /* the pid it names itself by (its namespace) */
 	int hello;              /* its first frame (a HELLO) arrived */
 	int dead;               /* closed; freed by ingest_free_dead */

@@ -243,6 +243,12 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		push_frame(r, anon_loc(r, buf, unk, unk, 0, 0), NULL);
 		return;
 	}
+	if (m->jit) {
+		/* Named by its runtime, as perf names it: module [JIT]. */
+		const char *jit = strpool_intern(r->pool, "[JIT]");
+		push_frame(r, named_loc(r, m->path, jit, jit, 0), NULL);
+		return;
+	}
 	r->last_hidden = strcmp(path_basename(m->path), PROBE_LIB_BASENAME) == 0;
 	const char *path = intern_printable(r, m->path);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
@@ -354,6 +360,11 @@ static void find_where(struct resolver *r, struct addr_ent *e)
 	if (!m)
 		return;
 	e->where.vaddr = at - m->bias;
+	if (m->jit) {
+		e->where.symoff = at - m->start;
+		e->where.has_symoff = 1;
+		return;
+	}
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
 	const char *name = symobj_lookup(o, at - m->bias);
 	if (!name)

@@ -46,12 +46,13 @@
 
 #include "probe/wire.h"
 
-#define PROBE_ARENA_MAGIC 0x31414e4552414250ull     /* "PBARENA1" */
+#define PROBE_ARENA_MAGIC 0x32414e4552414250ull     /* "PBARENA2" */
 #define PROBE_ARENA_SLOTS 4096u
 #define PROBE_SLOT_DATA (32u * 1024)                /* ring bytes per thread */
 #define PROBE_ARENA_WANT 256u
 #define PROBE_RULE_SETS 1024u
 #define PROBE_RULE_WAYS 4u
+#define PROBE_JIT_RANGES 32u
 /* The largest record: size, time, weight, event, count, PROBE_MAX_FRAMES deltas. */
 #define PROBE_REC_MAX (2u + 10u + 10u + 1u + 2u + PROBE_MAX_FRAMES * 10u)
 
@@ -91,6 +92,16 @@ struct probe_arena {
 	uint32_t want_pending;
 	uint32_t pad;
 	uint64_t want[PROBE_ARENA_WANT];
+	/*
+	 * Executable memory that no object maps (JIT code), as the collector
+	 * found it in /proc/PID/maps when the handler wanted a rule there:
+	 * walked by frame pointer (see PROBE_RULE_NONE).  A seqlock: the
+	 * collector makes jit_seq odd, writes, makes it even again; the
+	 * handler uses what it read only if jit_seq was even and unchanged.
+	 */
+	uint32_t jit_seq;
+	uint32_t njit;                  /* <= PROBE_JIT_RANGES */
+	struct { uint64_t lo, hi; } jit[PROBE_JIT_RANGES];
 	struct probe_rule_slot rules[PROBE_RULE_SETS][PROBE_RULE_WAYS]
 		__attribute__((aligned(64)));
 	struct probe_slot slots[PROBE_ARENA_SLOTS];
@@ -111,8 +122,10 @@ _Static_assert(PROBE_REC_MAX < 65536u, "a record's size fits its u16");
  * offset), that the return address is at CFA-8, and whether rbp was saved
  * (at CFA+off) or is unchanged.  Packed: kind (bits 0-3), rbp saved (bit
  * 4), rbp offset (16-31), CFA offset (32-63).  NONE: no FDE covers the
- * address; LAST: the outermost frame (return address undefined); UNSUP:
- * anything else (CFA expressions, signal frames...): libunwind walks it.
+ * address (code without CFI, as JIT code is): the handler walks that frame
+ * by its frame pointer, rbp -> {caller's rbp, return address}; LAST: the
+ * outermost frame (return address undefined); UNSUP: anything else (CFA
+ * expressions, signal frames...): libunwind walks it.
  */
 enum { PROBE_RULE_NONE, PROBE_RULE_RSP, PROBE_RULE_RBP, PROBE_RULE_LAST,
        PROBE_RULE_UNSUP };

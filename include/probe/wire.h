@@ -147,6 +147,19 @@ enum probe_frame_type {
 	 * Recordings made before it have none: readers say "not recorded".
 	 */
 	PROBE_F_INFO = 9,
+	/*
+	 * JIT body: the name of code generated at run time, as the process's
+	 * runtime wrote it in its perf map (/tmp/perf-PID.map) or jitdump
+	 * (jit-PID.dump), read there by the collector, never sent by a
+	 * process (a connection that sends one is refused).
+	 *   u64 start, u64 size (> 0; start + size does not wrap),
+	 *   u8 source (PROBE_JIT_PERFMAP or PROBE_JIT_DUMP), str name.
+	 * In stream order: a JIT frame names [start, start + size) for the
+	 * samples after it, until another one over the same addresses
+	 * (code replaced); samples before the first one over an address
+	 * (the collector reads the map after the runtime wrote it) take it.
+	 */
+	PROBE_F_JIT = 10,
 	PROBE_F_TYPE_MAX
 };
 
@@ -183,6 +196,9 @@ enum probe_unprof_reason {
 #define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
 #define PROBE_FRAME_UNSEEN 0x1u
+
+#define PROBE_JIT_PERFMAP 1u        /* JIT's source: /tmp/perf-PID.map */
+#define PROBE_JIT_DUMP 2u           /* JIT's source: a jitdump file */
 
 #define PROBE_EXIT_WAITED 0x1u     /* EXIT's flags: see PROBE_F_EXIT */
 

@@ -1,0 +1,435 @@
+/*
+ * jit.c - JIT code of a live process: its ranges for the handler, its
+ * names for the reports (see jit.h).
+ *
+ * Why the collector and not libprobe: reading /proc/PID/maps and the
+ * runtime's files costs system calls and memory a signal handler cannot
+ * spend, and a perf map may be written at exit, when libprobe is gone.
+ * Why ranges and not one rule per address: JIT code is many short-lived
+ * functions whose addresses are reused; a range costs the handler a few
+ * compares and never misses once published.
+ */
+#include "jit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uthash.h>
+
+#include "ingest.h"
+#include "util.h"
+
+#define REFRESH_MIN_NS (20ull * 1000000)
+#define REFRESH_MAX_NS (1000ull * 1000000)
+#define LOOK_EVERY_NS (1000ull * 1000000)
+#define LINE_MAX_BYTES 4096
+#define DUMP_READS 4096                 /* jitdump records a poll, at most */
+#define DUMP_NAMES_MAX (1u << 20)       /* code_index -> name kept for MOVE */
+
+struct dump_name {
+	uint64_t index;
+	char *name;
+	UT_hash_handle hh;
+};
+
+struct jit_watch {
+	uint64_t next_refresh, backoff, next_look;
+	int have_ranges;
+	/* perf map: the bytes of a line not ended yet */
+	int map_fd;
+	char line[LINE_MAX_BYTES + 1];
+	size_t line_len;
+	int line_long;                  /* the line overflowed: cut at the cap */
+	/* jitdump */
+	int dump_fd;
+	char *dump_path;                /* as mapped, for opening */
+	uint64_t dump_off;
+	int dump_bad;
+	struct dump_name *names;
+	unsigned nnames;
+};
+
+/* ---- ranges ------------------------------------------------------------ */
+
+struct range {
+	uint64_t lo, hi;
+};
+
+/* Does any MAP (an object's code, with CFI) lie in [lo, hi)? */
+static int maps_in(const struct cfi_maps *m, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].start < hi && m->v[i].end > lo)
+			return 1;
+	return 0;
+}
+
+/* Executable, and backed by no file: JIT code (or a memfd JIT's double map). */
+static int jit_like(const char *perms, unsigned long inode, const char *path)
+{
+	if (perms[2] != 'x')
+		return 0;
+	if (!strncmp(path, "/memfd:", 7))
+		return 1;
+	if (inode)
+		return 0;
+	return path[0] != '[' || !strncmp(path, "[anon:", 6);
+}
+
+/* Is path's basename jit-NSPID.dump (the file a jitdump runtime maps)? */
+static int is_dump(const char *path, uint32_t nspid)
+{
+	char want[32];
+
+	snprintf(want, sizeof want, "jit-%" PRIu32 ".dump", nspid);
+	return !strcmp(path_basename(path), want);
+}
+
+static size_t merge(struct range *r, size_t n, const struct cfi_maps *m)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (out && !maps_in(m, r[out - 1].hi, r[i].lo)) {
+			r[out - 1].hi = r[i].hi;
+			continue;
+		}
+		r[out++] = r[i];
+	}
+	return out;
+}
+
+static void publish(struct probe_arena *a, const struct range *r, size_t n)
+{
+	if (n > PROBE_JIT_RANGES)
+		n = PROBE_JIT_RANGES;   /* /proc lists them by address: the lowest */
+	uint32_t seq = __atomic_load_n(&a->jit_seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->jit_seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (size_t i = 0; i < n; i++) {
+		__atomic_store_n(&a->jit[i].lo, r[i].lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->jit[i].hi, r[i].hi, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&a->njit, (uint32_t)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&a->jit_seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* Has the arena these ranges already? */
+static int published(const struct probe_arena *a, const struct range *r, size_t n)
+{
+	if (n > PROBE_JIT_RANGES)
+		n = PROBE_JIT_RANGES;
+	if (a->njit != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (a->jit[i].lo != r[i].lo || a->jit[i].hi != r[i].hi)
+			return 0;
+	return 1;
+}
+
+/* Read /proc/PID/maps: publish the JIT ranges, note a jitdump's path. */
+static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watch *jw)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, n = 0, rcap = 0;
+	struct range *r = NULL;
+
+	snprintf(path, sizeof path, "/proc/%ld/maps", (long)c->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long lo, hi, off;
+		unsigned long inode;
+		char perms[5];
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %lu %n", &lo, &hi, perms,
+			   &off, &inode, &at) < 5 || lo >= hi)
+			continue;
+		char *p = line + at;
+		p[strcspn(p, "\n")] = 0;
+		if (!jw->dump_path && *p == '/' && is_dump(p, c->wire_pid))
+			jw->dump_path = xstrdup(p);
+		if (!jit_like(perms, inode, p) || maps_in(&c->maps, lo, hi))
+			continue;
+		r = xgrow(r, &rcap, n + 1, sizeof *r);
+		r[n].lo = lo;
+		r[n].hi = hi;
+		n++;
+	}
+	free(line);
+	fclose(f);
+	n = merge(r, n, &c->maps);
+	int changed = !published(a, r, n);
+	if (changed)
+		publish(a, r, n);
+	jw->have_ranges = n > 0;
+	free(r);
+	return changed;
+}
+
+/* ---- opening the runtime's files ---------------------------------------- */
+
+/*
+ * Open a file the runtime wrote: through the process's root (its mount
+ * namespace) while it lives, else as we see it, when that is the same
+ * namespace.  A regular file of the process's uid or root's only.
+ */
+static int open_owned(const struct ingest_conn *c, const char *path)
+{
+	char *p = xasprintf("/proc/%ld/root%s", (long)c->pid, path);
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	free(p);
+	if (fd < 0 && (uint32_t)c->pid == c->wire_pid)
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != c->uid && st.st_uid != 0)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void look(struct ingest_conn *c, struct jit_watch *jw)
+{
+	if (jw->map_fd < 0) {
+		char path[48];
+
+		snprintf(path, sizeof path, "/tmp/perf-%" PRIu32 ".map", c->wire_pid);
+		jw->map_fd = open_owned(c, path);
+	}
+	if (jw->dump_fd < 0 && jw->dump_path)
+		jw->dump_fd = open_owned(c, jw->dump_path);
+}
+
+/* ---- names, as JIT frames ----------------------------------------------- */
+
+static void deliver(struct ingest *in, struct ingest_conn *c, uint64_t start,
+		    uint64_t size, unsigned source, const char *name)
+{
+	uint8_t b[64 + PROBE_STR_MAX];
+	struct probe_wbuf w;
+
+	if (!size || start + size < start)
+		return;
+	probe_wbuf_init(&w, b, sizeof b);
+	size_t at = probe_frame_begin(&w, PROBE_F_JIT, (uint32_t)c->pid);
+	probe_put_u64(&w, start);
+	probe_put_u64(&w, size);
+	probe_put_u8(&w, source);
+	probe_put_str(&w, name);
+	probe_frame_end(&w, at);
+	if (w.ok)
+		ingest_deliver(in, c, w.p, w.len);
+}
+
+int jit_parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
+{
+	char *end;
+
+	errno = 0;
+	*start = strtoull(line, &end, 16);
+	if (end == line || *end != ' ' || errno)
+		return -1;
+	line = end + 1;
+	*size = strtoull(line, &end, 16);
+	if (end == line || *end != ' ' || errno || !*size)
+		return -1;
+	*name = end + 1;
+	(*name)[strcspn(*name, "\r\n")] = 0;
+	return **name ? 0 : -1;
+}
+
+static void map_line(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+{
+	uint64_t start, size;
+	char *name;
+
+	jw->line[jw->line_len] = 0;
+	if (jit_parse_line(jw->line, &start, &size, &name) == 0)
+		deliver(in, c, start, size, PROBE_JIT_PERFMAP, name);
+	jw->line_len = 0;
+	jw->line_long = 0;
+}
+
+/* The perf map's new lines (a line not ended yet waits for its end). */
+static void read_map(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+{
+	char buf[16384];
+	ssize_t got;
+
+	while ((got = read(jw->map_fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] == '\n') {
+				map_line(in, c, jw);
+			} else if (jw->line_len < LINE_MAX_BYTES) {
+				jw->line[jw->line_len++] = buf[i];
+			} else {
+				jw->line_long = 1;      /* the name is cut here */
+			}
+		}
+}
+
+/* ---- jitdump (the format of perf's tools/perf/util/jitdump.h) ---------- */
+
+#define DUMP_MAGIC 0x4A695444u          /* "JiTD", in the writer's order */
+enum { DUMP_CODE_LOAD = 0, DUMP_CODE_MOVE = 1 };
+
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static const char *dump_name(struct jit_watch *jw, uint64_t index)
+{
+	struct dump_name *d;
+
+	HASH_FIND(hh, jw->names, &index, sizeof index, d);
+	return d ? d->name : NULL;
+}
+
+static void dump_keep(struct jit_watch *jw, uint64_t index, const char *name)
+{
+	struct dump_name *d;
+
+	HASH_FIND(hh, jw->names, &index, sizeof index, d);
+	if (d) {
+		free(d->name);
+		d->name = xstrdup(name);
+		return;
+	}
+	if (jw->nnames >= DUMP_NAMES_MAX)
+		return;
+	d = xcalloc(1, sizeof *d);
+	d->index = index;
+	d->name = xstrdup(name);
+	HASH_ADD(hh, jw->names, index, sizeof d->index, d);
+	jw->nnames++;
+}
+
+/* The header: 40 bytes, little-endian x86-64 only; then records. */
+static int dump_header(struct jit_watch *jw)
+{
+	uint8_t h[40];
+
+	if (pread(jw->dump_fd, h, sizeof h, 0) != (ssize_t)sizeof h)
+		return 0;               /* not written yet */
+	uint32_t size = (uint32_t)le(h + 8, 4);
+	if (le(h, 4) != DUMP_MAGIC || size < sizeof h || size > 4096) {
+		jw->dump_bad = 1;       /* another byte order, or not a jitdump */
+		return 0;
+	}
+	jw->dump_off = size;
+	return 1;
+}
+
+/* One record at dump_off: 1 read (and passed), 0 not whole yet. */
+static int dump_record(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+{
+	uint8_t r[64 + PROBE_STR_MAX + 1];
+	ssize_t got = pread(jw->dump_fd, r, sizeof r - 1, (off_t)jw->dump_off);
+
+	if (got < 16)
+		return 0;
+	uint32_t id = (uint32_t)le(r, 4), size = (uint32_t)le(r + 4, 4);
+	struct stat st;
+	if (size < 16) {
+		jw->dump_bad = 1;
+		return 0;
+	}
+	if (fstat(jw->dump_fd, &st) < 0 || (uint64_t)st.st_size < jw->dump_off + size)
+		return 0;               /* the runtime is still writing it */
+	if (id == DUMP_CODE_LOAD && got >= 56 && size >= 57) {
+		/* pid, tid, vma, code_addr, code_size, code_index, name\0, code */
+		size_t room = (size_t)got < size ? (size_t)got : size;
+		r[room] = 0;
+		const char *name = (const char *)r + 56;
+		uint64_t addr = le(r + 32, 8), len = le(r + 40, 8), idx = le(r + 48, 8);
+		if (*name) {
+			deliver(in, c, addr, len, PROBE_JIT_DUMP, name);
+			dump_keep(jw, idx, name);
+		}
+	} else if (id == DUMP_CODE_MOVE && got >= 72) {
+		/* pid, tid, vma, old_code_addr, new_code_addr, code_size, code_index */
+		const char *name = dump_name(jw, le(r + 64, 8));
+		if (name)
+			deliver(in, c, le(r + 48, 8), le(r + 56, 8), PROBE_JIT_DUMP, name);
+	}
+	jw->dump_off += size;
+	return 1;
+}
+
+static void read_dump(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+{
+	if (jw->dump_bad || (!jw->dump_off && !dump_header(jw)))
+		return;
+	for (int i = 0; i < DUMP_READS && !jw->dump_bad; i++)
+		if (!dump_record(in, c, jw))
+			break;
+}
+
+/* ---- the poll ----------------------------------------------------------- */
+
+void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
+	      struct jit_watch **jwp, unsigned unmapped, int final)
+{
+	struct jit_watch *jw = *jwp;
+	uint64_t now = now_ns();
+
+	if (!jw) {
+		if (!unmapped)
+			return;         /* no sign of JIT code: nothing to do */
+		jw = *jwp = xcalloc(1, sizeof *jw);
+		jw->map_fd = jw->dump_fd = -1;
+		jw->backoff = REFRESH_MIN_NS;
+	}
+	if (unmapped && now >= jw->next_refresh) {
+		if (refresh(c, a, jw))
+			jw->backoff = REFRESH_MIN_NS;
+		else if (jw->backoff < REFRESH_MAX_NS)
+			jw->backoff *= 2;
+		jw->next_refresh = now + jw->backoff;
+	}
+	if ((jw->map_fd < 0 || (jw->dump_path && jw->dump_fd < 0)) &&
+	    (final || (jw->have_ranges && now >= jw->next_look))) {
+		look(c, jw);
+		jw->next_look = now + LOOK_EVERY_NS;
+	}
+	if (jw->map_fd >= 0)
+		read_map(in, c, jw);
+	if (jw->dump_fd >= 0)
+		read_dump(in, c, jw);
+}
+
+void jit_free(struct jit_watch *jw)
+{
+	struct dump_name *d, *tmp;
+
+	if (!jw)
+		return;
+	if (jw->map_fd >= 0)
+		close(jw->map_fd);
+	if (jw->dump_fd >= 0)
+		close(jw->dump_fd);
+	HASH_ITER(hh, jw->names, d, tmp) {
+		HASH_DEL(jw->names, d);
+		free(d->name);
+		free(d);
+	}
+	free(jw->dump_path);
+	free(jw);
+}
