@@ -275,17 +275,16 @@ static int rule_step(struct regs *r, uint64_t rule, uint64_t hi)
 	return 0;
 }
 
-int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
-		   uint64_t *buf, int max, int *partial, struct probe_walk_at *at)
+/*
+ * The walk, from r (the registers of frame n: buf[0..n) are filled, r.rip
+ * is the next to go there).  mixed: the walk started in the middle of a
+ * stack (after libunwind), so any stop says where in *at.
+ */
+static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int n,
+		int max, int *partial, struct probe_walk_at *at, int mixed)
 {
-	const ucontext_t *uc = ucv;
-	struct regs r = {
-		(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
-		(uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-		(uint64_t)uc->uc_mcontext.gregs[REG_RBP], 0
-	};
 	uint64_t hi = t->stack_hi, rule;
-	int n = 0, scans = 0, fp_frames = 0;
+	int scans = 0, fp_frames = 0;
 
 	if (at)
 		at->n = 0;
@@ -306,6 +305,8 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 		buf[n++] = r.rip;
 		if (!lookup(key, &rule)) {
 			if (in_jit(key)) {
+				/* By frame pointer, while the collector reads its prologue. */
+				want(key);
 				rule = PROBE_RULE_NONE;
 			} else {
 				want(key);
@@ -343,7 +344,7 @@ stop:
 		*partial = 1;
 		return n;
 	}
-	if (at && fp_frames) {
+	if (at && (fp_frames || mixed)) {
 		/* Mixed code: libunwind goes on from here (it cannot walk JIT code). */
 		at->n = n;
 		at->rip = r.rip;
@@ -351,6 +352,32 @@ stop:
 		at->rbp = r.rbp;
 	}
 	return 0;
+}
+
+int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
+		   uint64_t *buf, int max, int *partial, struct probe_walk_at *at)
+{
+	const ucontext_t *uc = ucv;
+	struct regs r = {
+		(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RBP], 0
+	};
+
+	return walk(t, r, buf, 0, max, partial, at, 0);
+}
+
+int probe_cfi_walk_from(const struct probe_thread *t, const struct probe_walk_at *from,
+			uint64_t *buf, int max, struct probe_walk_at *at)
+{
+	struct regs r = { from->rip, from->rsp, from->rbp, 0 };
+
+	return walk(t, r, buf, from->n - 1, max, NULL, at, 1);
+}
+
+int probe_cfi_in_jit(uint64_t pc)
+{
+	return probe_arena && in_jit(pc);
 }
 
 /* ---- normal context ------------------------------------------------------ */

@@ -347,6 +347,15 @@ struct probe_walk_at {
  */
 int probe_cfi_walk(const struct probe_thread *t, const void *uc,
 		   uint64_t *buf, int max, int *partial, struct probe_walk_at *at);
+/*
+ * SIGNAL CONTEXT: the same walk from frame from->n - 1 (buf[0..n - 1)
+ * filled, from's registers that frame's), where libunwind stopped at JIT
+ * code; returns all the frames, or 0 with *at saying where it stopped.
+ */
+int probe_cfi_walk_from(const struct probe_thread *t, const struct probe_walk_at *from,
+			uint64_t *buf, int max, struct probe_walk_at *at);
+/* SIGNAL CONTEXT: is pc in the JIT ranges the collector published? */
+int probe_cfi_in_jit(uint64_t pc);
 /* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
 void probe_cfi_note(const uint64_t *frames, int n);
 /* SIGNAL CONTEXT: the same, for frames that are all return addresses. */

@@ -169,9 +169,34 @@ void probe_unwind_check_report(void)
 			  (unsigned long long)diff_unw[2]);
 }
 
-static int unw(void *ucv, uint64_t *buf);
+static int unw(void *ucv, uint64_t *buf, struct probe_walk_at *end);
 static int unw_from(const void *ucv, const struct probe_walk_at *at,
-		    uint64_t *buf, int max);
+		    uint64_t *out, int max, struct probe_walk_at *end);
+
+/*
+ * libunwind stopped at JIT code (end->n > 0): our walk from there, then
+ * libunwind again where ours stops at code whose rule is not cached, and
+ * so on (a native addon called from JS called from C++...).
+ */
+#define SWITCHES_MAX 8
+
+static int mixed_on(const struct probe_thread *t, void *uc, uint64_t *out, int n,
+		    struct probe_walk_at *end)
+{
+	for (int i = 0; i < SWITCHES_MAX && end->n > 0; i++) {
+		struct probe_walk_at at;
+		int m = probe_cfi_walk_from(t, end, out, (int)PROBE_MAX_FRAMES, &at);
+
+		if (m > 0)
+			return m;
+		if (at.n <= 0)
+			return n;
+		n = unw_from(uc, &at, out, (int)PROBE_MAX_FRAMES, end);
+		if (n > at.n)
+			probe_cfi_note_ra(out + at.n, n - at.n);
+	}
+	return n;
+}
 
 /*
  * The frames go to buf + 1: buf[0] is left for the kernel's IP when the
@@ -181,6 +206,7 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 		 int *first, int in_loader, int *partial)
 {
 	uint64_t *out = buf + 1, other[PROBE_UNWIND_BUF];
+	struct probe_walk_at at, end;
 	int n, nu;
 
 	*first = 1;
@@ -188,24 +214,23 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 		return probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, partial,
 				      NULL);
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
-		return unw(uc, out);
-	struct probe_walk_at at;
+		return unw(uc, out, NULL);
 	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL, &at);
 	if (n <= 0 && at.n > 0) {
 		/* Mixed code: ours through the JIT frames, libunwind on. */
-		nu = unw_from(uc, &at, out + at.n, (int)PROBE_MAX_FRAMES - at.n);
-		if (nu > 0)
-			probe_cfi_note_ra(out + at.n, nu);
-		return at.n + nu;
+		n = unw_from(uc, &at, out, (int)PROBE_MAX_FRAMES, &end);
+		if (n > at.n)
+			probe_cfi_note_ra(out + at.n, n - at.n);
+		return mixed_on(t, uc, out, n, &end);
 	}
 	if (n <= 0) {
-		n = unw(uc, out);
+		n = unw(uc, out, &end);
 		if (n > 0)
 			probe_cfi_note(out, n);
-		return n;
+		return mixed_on(t, uc, out, n, &end);
 	}
 	if (probe_cfg.unwind == PROBE_UNWIND_CHECK) {
-		nu = unw(uc, other);
+		nu = unw(uc, other, NULL);
 		if (nu > 0)
 			check(out, n, other, nu);
 		else
@@ -215,22 +240,43 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 }
 
 /*
- * The callers of the frame a mixed walk stopped at (at), from libunwind:
- * the signal's context with that frame's rip, rsp and rbp, stepped as an
- * ordinary frame (its rip a return address).  The other registers are the
- * interrupted frame's: a caller whose CFA depends on them (rare: stack
- * realignment) may end the walk early.  Returns the frames after at's.
+ * Frame n - 1 (ip, at a return address but for the first) is JIT code:
+ * say where, from the cursor, for our walk to go on (end), and stop.
+ */
+static int at_jit(unw_cursor_t *cur, uint64_t ip, int n, struct probe_walk_at *end)
+{
+	unw_word_t sp, bp;
+
+	if (!end || !probe_cfi_in_jit(n > 1 ? ip - 1 : ip) ||
+	    unw_get_reg_(cur, UNW_REG_SP, &sp) < 0 ||
+	    unw_get_reg_(cur, UNW_X86_64_RBP, &bp) < 0)
+		return 0;
+	end->n = n;
+	end->rip = ip;
+	end->rsp = sp;
+	end->rbp = bp;
+	return 1;
+}
+
+/*
+ * The callers of frame at->n - 1, where our walk stopped (out[0..at->n)
+ * holds the frames to it), from libunwind: the signal's context with that
+ * frame's rip, rsp and rbp, stepped as an ordinary frame (its rip a return
+ * address).  The other registers are the interrupted frame's: a caller
+ * whose CFA depends on them (rare: stack realignment) may end the walk
+ * early.  Returns the frames in out; *end as unw()'s.
  */
 static int unw_from(const void *ucv, const struct probe_walk_at *at,
-		    uint64_t *buf, int max)
+		    uint64_t *out, int max, struct probe_walk_at *end)
 {
 	ucontext_t uc;
 	unw_cursor_t cur;
 	unw_word_t ip;
-	int n = 0;
+	int n = at->n;
 
-	if (!unw_init2 || max <= 0)
-		return 0;
+	end->n = 0;
+	if (!unw_init2 || n >= max)
+		return n;
 	memcpy(&uc, ucv, sizeof uc);
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)at->rip;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)at->rsp;
@@ -240,20 +286,28 @@ static int unw_from(const void *ucv, const struct probe_walk_at *at,
 		while (n < max && unw_step_(&cur) > 0) {
 			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
-			buf[n++] = ip;
+			out[n++] = ip;
+			if (at_jit(&cur, ip, n, end))
+				break;
 		}
 	}
 	probe_in_probe--;
 	return n;
 }
 
-/* The interrupted context's stack: RIP, then the return addresses. */
-static int unw(void *ucv, uint64_t *buf)
+/*
+ * The interrupted context's stack: RIP, then the return addresses.  It
+ * stops at a frame in JIT code (libunwind has no rule for it), saying
+ * where in *end (end->n > 0), when end is not NULL.
+ */
+static int unw(void *ucv, uint64_t *buf, struct probe_walk_at *end)
 {
 	unw_cursor_t cur;
 	unw_word_t ip;
 	int n = 0;
 
+	if (end)
+		end->n = 0;
 	if (!unw_init2)
 		return 0;
 	probe_in_probe++;
@@ -262,6 +316,8 @@ static int unw(void *ucv, uint64_t *buf)
 			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
 			buf[n++] = ip;
+			if (at_jit(&cur, ip, n, end))
+				break;
 		} while (n < (int)PROBE_MAX_FRAMES && unw_step_(&cur) > 0);
 	}
 	probe_in_probe--;

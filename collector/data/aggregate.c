@@ -479,6 +479,9 @@ static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in
 	const struct agg_map *o = newest_overlap(im, nm.start, nm.end);
 	if (o && same_object(o, &nm))
 		return;
+	/* An object's own names win over a JIT's for its code, as in perf. */
+	if (o && nm.jit && !o->jit)
+		return;
 	if (o)
 		im->gen++;
 	im->maps = xgrow(im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps));

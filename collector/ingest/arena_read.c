@@ -363,9 +363,11 @@ void arena_seed_rules(struct ingest_conn *c)
 unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final)
 {
 	struct arena_reader *ar = c->ar;
-	unsigned asked = 0, unmapped = 0;
+	unsigned asked = 0;
+	struct cfi_unmapped um;
 	if (!ar)
 		return 0;
+	um.n = 0;
 	struct probe_arena *a = ar->a;
 	uint32_t used = __atomic_load_n(&a->slots_used, __ATOMIC_ACQUIRE);
 	uint64_t now = now_ns();
@@ -375,9 +377,9 @@ unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns,
 		used = PROBE_ARENA_SLOTS;
 	/* Rules first: the sooner they are there, the fewer stacks libunwind walks. */
 	if (!final)
-		asked = cfi_learn(a, &ar->learn, &c->maps, c->pid, &unmapped);
+		asked = cfi_learn(a, &ar->learn, &c->maps, c->pid, &um);
 	/* JIT names before the samples: the runtime wrote them before running the code. */
-	jit_poll(in, c, a, &ar->jit, unmapped, final);
+	jit_poll(in, c, a, &ar->learn, &ar->jit, &um, final);
 	if (check_name)
 		ar->name_check = now;
 	for (unsigned i = 0; i < used && !c->dead; i++)

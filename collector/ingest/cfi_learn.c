@@ -722,8 +722,8 @@ static const struct cfi_map *map_of(const struct cfi_maps *m, uint64_t a)
 
 /* ---- publishing ------------------------------------------------------------------ */
 
-static void publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
-		    uint64_t rule)
+void cfi_publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
+		 uint64_t rule)
 {
 	unsigned i = (unsigned)(probe_rule_hash(key) & (PROBE_RULE_SETS - 1)), w;
 	struct probe_rule_slot *s;
@@ -743,10 +743,10 @@ static void publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
 }
 
 unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
-		   const struct cfi_maps *maps, pid_t pid, unsigned *unmapped)
+		   const struct cfi_maps *maps, pid_t pid, struct cfi_unmapped *um)
 {
 	unsigned asked = 0;
-	*unmapped = 0;
+	um->n = 0;
 	if (!__atomic_exchange_n(&a->want_pending, 0, __ATOMIC_ACQUIRE))
 		return 0;
 	uint64_t epoch = __atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE);
@@ -758,7 +758,7 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 		const struct cfi_map *m = map_of(maps, key);
 		if (!m) {
 			/* JIT code (jit.h), or its MAP comes later: asked again then */
-			(*unmapped)++;
+			um->key[um->n++] = key;
 			continue;
 		}
 		struct file *f = file_get(m, pid);
@@ -768,9 +768,19 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 			remember(f, key - m->bias, rule);
 		if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != epoch)
 			return asked;   /* flushed (dlclose) meanwhile */
-		publish(a, l, key, rule);
+		cfi_publish(a, l, key, rule);
 	}
 	return asked;
+}
+
+void cfi_forget(struct probe_arena *a, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < PROBE_RULE_SETS; i++)
+		for (unsigned w = 0; w < PROBE_RULE_WAYS; w++) {
+			uint64_t k = __atomic_load_n(&a->rules[i][w].key, __ATOMIC_RELAXED);
+			if (k >= lo && k < hi)
+				__atomic_store_n(&a->rules[i][w].key, 0, __ATOMIC_RELEASE);
+		}
 }
 
 unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi_map *m)
@@ -789,7 +799,7 @@ unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi
 				continue;
 			if (__atomic_load_n(&a->rules_epoch, __ATOMIC_ACQUIRE) != 0)
 				return n;
-			publish(a, l, key, f->mem_rule[j]);
+			cfi_publish(a, l, key, f->mem_rule[j]);
 			n++;
 		}
 		break;

@@ -49,11 +49,21 @@ struct cfi_learner {
 	uint8_t victim[PROBE_RULE_SETS];        /* next way to replace */
 };
 
+/* The addresses asked for that lie in no MAP (JIT code: jit.h's to answer). */
+struct cfi_unmapped {
+	unsigned n;
+	uint64_t key[PROBE_ARENA_WANT];
+};
+
 /* Learn what a's want[] asks for; pid names the process (for /proc).
- * Returns how many addresses were asked for; *unmapped: how many of them
- * lie in no MAP (JIT code, jit.h). */
+ * Returns how many addresses were asked for. */
 unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
-	       const struct cfi_maps *maps, pid_t pid, unsigned *unmapped);
+	       const struct cfi_maps *maps, pid_t pid, struct cfi_unmapped *um);
+/* Publish one rule (arena.h's protocol; a full set loses its victim way). */
+void cfi_publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
+		 uint64_t rule);
+/* Drop the rules of [lo, hi) (JIT code replaced there). */
+void cfi_forget(struct probe_arena *a, uint64_t lo, uint64_t hi);
 /*
  * A process mapped m: publish the rules learned for m's file from other
  * processes (or earlier images of this one), so that its first samples

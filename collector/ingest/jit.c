@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <uthash.h>
 
 #include "ingest.h"
+#include "jitrule.h"
 #include "util.h"
 
 #define REFRESH_MIN_NS (20ull * 1000000)
@@ -30,6 +32,8 @@
 #define LINE_MAX_BYTES 4096
 #define DUMP_READS 4096                 /* jitdump records a poll, at most */
 #define DUMP_NAMES_MAX (1u << 20)       /* code_index -> name kept for MOVE */
+#define FUNCS_MAX (1u << 20)            /* named functions kept for rules */
+#define CODE_READ 512                   /* bytes of a function read for its rule */
 
 struct dump_name {
 	uint64_t index;
@@ -37,9 +41,26 @@ struct dump_name {
 	UT_hash_handle hh;
 };
 
+/* A named function: where rules are learned from (jitrule.h). */
+struct func {
+	uint64_t start, end;
+	UT_hash_handle hh;
+};
+
+struct range {
+	uint64_t lo, hi;
+};
+
 struct jit_watch {
 	uint64_t next_refresh, backoff, next_look;
 	int have_ranges;
+	struct range *exec;             /* every executable mapping, last read */
+	size_t nexec, exec_cap;
+	int exec_fresh;                 /* read in this very poll */
+	struct func *funcs;             /* by start */
+	struct range *sorted;           /* funcs by start, when !funcs_dirty */
+	size_t nfuncs;
+	int funcs_dirty;
 	/* perf map: the bytes of a line not ended yet */
 	int map_fd;
 	char line[LINE_MAX_BYTES + 1];
@@ -55,10 +76,6 @@ struct jit_watch {
 };
 
 /* ---- ranges ------------------------------------------------------------ */
-
-struct range {
-	uint64_t lo, hi;
-};
 
 /* Does any MAP (an object's code, with CFI) lie in [lo, hi)? */
 static int maps_in(const struct cfi_maps *m, uint64_t lo, uint64_t hi)
@@ -143,6 +160,8 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
+	jw->nexec = 0;
+	jw->exec_fresh = 1;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned long long lo, hi, off;
 		unsigned long inode;
@@ -156,6 +175,13 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 		p[strcspn(p, "\n")] = 0;
 		if (!jw->dump_path && *p == '/' && is_dump(p, c->wire_pid))
 			jw->dump_path = xstrdup(p);
+		if (perms[2] == 'x') {
+			jw->exec = xgrow(jw->exec, &jw->exec_cap, jw->nexec + 1,
+					 sizeof *jw->exec);
+			jw->exec[jw->nexec].lo = lo;
+			jw->exec[jw->nexec].hi = hi;
+			jw->nexec++;
+		}
 		if (!jit_like(perms, inode, p) || maps_in(&c->maps, lo, hi))
 			continue;
 		r = xgrow(r, &rcap, n + 1, sizeof *r);
@@ -214,23 +240,58 @@ static void look(struct ingest_conn *c, struct jit_watch *jw)
 
 /* ---- names, as JIT frames ----------------------------------------------- */
 
-static void deliver(struct ingest *in, struct ingest_conn *c, uint64_t start,
-		    uint64_t size, unsigned source, const char *name)
+/*
+ * Keep [start, end) as a function to learn rules from.  Named again at the
+ * same start: the runtime put other code there, whose rules may differ.
+ */
+static void func_add(struct jit_watch *jw, struct probe_arena *a,
+		     uint64_t start, uint64_t end)
+{
+	struct func *f;
+
+	HASH_FIND(hh, jw->funcs, &start, sizeof start, f);
+	if (f) {
+		cfi_forget(a, start, f->end > end ? f->end : end);
+		f->end = end;
+		jw->funcs_dirty = 1;
+		return;
+	}
+	if (jw->nfuncs >= FUNCS_MAX)
+		return;
+	f = xcalloc(1, sizeof *f);
+	f->start = start;
+	f->end = end;
+	HASH_ADD(hh, jw->funcs, start, sizeof f->start, f);
+	jw->nfuncs++;
+	jw->funcs_dirty = 1;
+}
+
+struct out {
+	struct ingest *in;
+	struct ingest_conn *c;
+	struct jit_watch *jw;
+	struct probe_arena *a;
+};
+
+static void deliver(const struct out *o, uint64_t start, uint64_t size,
+		    unsigned source, const char *name)
 {
 	uint8_t b[64 + PROBE_STR_MAX];
 	struct probe_wbuf w;
 
-	if (!size || start + size < start)
+	/* In an object's code (V8 names its builtins in node's text): its own names win. */
+	if (!size || start + size < start || maps_in(&o->c->maps, start, start + size))
 		return;
+	func_add(o->jw, o->a, start, start + size);
 	probe_wbuf_init(&w, b, sizeof b);
-	size_t at = probe_frame_begin(&w, PROBE_F_JIT, (uint32_t)c->pid);
+	size_t at = probe_frame_begin(&w, PROBE_F_JIT, (uint32_t)o->c->pid);
 	probe_put_u64(&w, start);
 	probe_put_u64(&w, size);
 	probe_put_u8(&w, source);
 	probe_put_str(&w, name);
 	probe_frame_end(&w, at);
 	if (w.ok)
-		ingest_deliver(in, c, w.p, w.len);
+		ingest_deliver(o->in, o->c, w.p, w.len);
 }
 
 int jit_parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
@@ -250,20 +311,20 @@ int jit_parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
 	return **name ? 0 : -1;
 }
 
-static void map_line(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+static void map_line(const struct out *o, struct jit_watch *jw)
 {
 	uint64_t start, size;
 	char *name;
 
 	jw->line[jw->line_len] = 0;
 	if (jit_parse_line(jw->line, &start, &size, &name) == 0)
-		deliver(in, c, start, size, PROBE_JIT_PERFMAP, name);
+		deliver(o, start, size, PROBE_JIT_PERFMAP, name);
 	jw->line_len = 0;
 	jw->line_long = 0;
 }
 
 /* The perf map's new lines (a line not ended yet waits for its end). */
-static void read_map(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+static void read_map(const struct out *o, struct jit_watch *jw)
 {
 	char buf[16384];
 	ssize_t got;
@@ -271,7 +332,7 @@ static void read_map(struct ingest *in, struct ingest_conn *c, struct jit_watch 
 	while ((got = read(jw->map_fd, buf, sizeof buf)) > 0)
 		for (ssize_t i = 0; i < got; i++) {
 			if (buf[i] == '\n') {
-				map_line(in, c, jw);
+				map_line(o, jw);
 			} else if (jw->line_len < LINE_MAX_BYTES) {
 				jw->line[jw->line_len++] = buf[i];
 			} else {
@@ -338,7 +399,7 @@ static int dump_header(struct jit_watch *jw)
 }
 
 /* One record at dump_off: 1 read (and passed), 0 not whole yet. */
-static int dump_record(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+static int dump_record(const struct out *o, struct jit_watch *jw)
 {
 	uint8_t r[64 + PROBE_STR_MAX + 1];
 	ssize_t got = pread(jw->dump_fd, r, sizeof r - 1, (off_t)jw->dump_off);
@@ -360,44 +421,128 @@ static int dump_record(struct ingest *in, struct ingest_conn *c, struct jit_watc
 		const char *name = (const char *)r + 56;
 		uint64_t addr = le(r + 32, 8), len = le(r + 40, 8), idx = le(r + 48, 8);
 		if (*name) {
-			deliver(in, c, addr, len, PROBE_JIT_DUMP, name);
+			deliver(o, addr, len, PROBE_JIT_DUMP, name);
 			dump_keep(jw, idx, name);
 		}
 	} else if (id == DUMP_CODE_MOVE && got >= 72) {
 		/* pid, tid, vma, old_code_addr, new_code_addr, code_size, code_index */
 		const char *name = dump_name(jw, le(r + 64, 8));
 		if (name)
-			deliver(in, c, le(r + 48, 8), le(r + 56, 8), PROBE_JIT_DUMP, name);
+			deliver(o, le(r + 48, 8), le(r + 56, 8), PROBE_JIT_DUMP, name);
 	}
 	jw->dump_off += size;
 	return 1;
 }
 
-static void read_dump(struct ingest *in, struct ingest_conn *c, struct jit_watch *jw)
+static void read_dump(const struct out *o, struct jit_watch *jw)
 {
 	if (jw->dump_bad || (!jw->dump_off && !dump_header(jw)))
 		return;
 	for (int i = 0; i < DUMP_READS && !jw->dump_bad; i++)
-		if (!dump_record(in, c, jw))
+		if (!dump_record(o, jw))
 			break;
 }
 
 /* ---- the poll ----------------------------------------------------------- */
 
+/* ---- rules for the addresses asked about --------------------------------- */
+
+static int cmp_range(const void *x, const void *y)
+{
+	const struct range *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The named function containing key, or NULL. */
+static const struct range *func_of(struct jit_watch *jw, uint64_t key)
+{
+	if (jw->funcs_dirty) {
+		struct func *f, *tmp;
+		size_t i = 0;
+
+		jw->sorted = xrealloc(jw->sorted, (jw->nfuncs + 1) * sizeof *jw->sorted);
+		HASH_ITER(hh, jw->funcs, f, tmp) {
+			jw->sorted[i].lo = f->start;
+			jw->sorted[i++].hi = f->end;
+		}
+		qsort(jw->sorted, i, sizeof *jw->sorted, cmp_range);
+		jw->funcs_dirty = 0;
+	}
+	size_t lo = 0, hi = jw->nfuncs;
+	while (lo < hi) {               /* the last function starting at or below key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (jw->sorted[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && key < jw->sorted[lo - 1].hi ? &jw->sorted[lo - 1] : NULL;
+}
+
+static int in_ranges(const struct range *r, size_t n, uint64_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (key >= r[i].lo && key < r[i].hi)
+			return 1;
+	return 0;
+}
+
+static int in_jit(const struct probe_arena *a, uint64_t key)
+{
+	for (uint32_t i = 0; i < a->njit && i < PROBE_JIT_RANGES; i++)
+		if (key >= a->jit[i].lo && key < a->jit[i].hi)
+			return 1;
+	return 0;
+}
+
+/* The rule of key, in JIT code: from its function's first bytes. */
+static uint64_t learn_one(const struct ingest_conn *c, struct jit_watch *jw, uint64_t key)
+{
+	const struct range *f = func_of(jw, key);
+	uint8_t code[CODE_READ];
+
+	if (!f)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	size_t n = f->hi - f->lo < sizeof code ? (size_t)(f->hi - f->lo) : sizeof code;
+	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)f->lo, n };
+	ssize_t got = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+	if (got <= 0)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	return jit_rule(code, (size_t)got, f->lo, key);
+}
+
+static void learn(struct ingest_conn *c, struct probe_arena *a, struct cfi_learner *l,
+		  struct jit_watch *jw, const struct cfi_unmapped *um)
+{
+	for (unsigned i = 0; i < um->n; i++) {
+		uint64_t key = um->key[i];
+
+		if (in_jit(a, key))
+			cfi_publish(a, l, key, learn_one(c, jw, key));
+		else if (jw->exec_fresh && !in_ranges(jw->exec, jw->nexec, key))
+			cfi_publish(a, l, key, probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0));
+	}
+}
+
+/* ---- the poll ----------------------------------------------------------- */
+
 void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
-	      struct jit_watch **jwp, unsigned unmapped, int final)
+	      struct cfi_learner *l, struct jit_watch **jwp,
+	      const struct cfi_unmapped *um, int final)
 {
 	struct jit_watch *jw = *jwp;
 	uint64_t now = now_ns();
 
 	if (!jw) {
-		if (!unmapped)
+		if (!um->n)
 			return;         /* no sign of JIT code: nothing to do */
 		jw = *jwp = xcalloc(1, sizeof *jw);
 		jw->map_fd = jw->dump_fd = -1;
 		jw->backoff = REFRESH_MIN_NS;
 	}
-	if (unmapped && now >= jw->next_refresh) {
+	jw->exec_fresh = 0;
+	if (um->n && now >= jw->next_refresh) {
 		if (refresh(c, a, jw))
 			jw->backoff = REFRESH_MIN_NS;
 		else if (jw->backoff < REFRESH_MAX_NS)
@@ -409,10 +554,13 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 		look(c, jw);
 		jw->next_look = now + LOOK_EVERY_NS;
 	}
+	struct out o = { in, c, jw, a };
 	if (jw->map_fd >= 0)
-		read_map(in, c, jw);
+		read_map(&o, jw);
 	if (jw->dump_fd >= 0)
-		read_dump(in, c, jw);
+		read_dump(&o, jw);
+	if (um->n && !final)
+		learn(c, a, l, jw, um);
 }
 
 void jit_free(struct jit_watch *jw)
@@ -430,6 +578,13 @@ void jit_free(struct jit_watch *jw)
 		free(d->name);
 		free(d);
 	}
+	struct func *f, *ftmp;
+	HASH_ITER(hh, jw->funcs, f, ftmp) {
+		HASH_DEL(jw->funcs, f);
+		free(f);
+	}
+	free(jw->sorted);
+	free(jw->exec);
 	free(jw->dump_path);
 	free(jw);
 }

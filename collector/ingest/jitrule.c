@@ -1,0 +1,105 @@
+/*
+ * jitrule.c - frame rules for JIT code from its prologue (see jitrule.h).
+ *
+ * Only the few x86-64 instructions prologues and stubs are made of are
+ * decoded; anything else ends the simulation (the frame-pointer rule, which
+ * is what most JIT code wants).  Calls leave the stack as they found it.
+ */
+#include "jitrule.h"
+
+#include "probe/arena.h"
+
+/* What the simulation knows at one point of the function. */
+struct sim {
+	int32_t off;            /* CFA = rsp + off (8 at entry: the return address) */
+	int rbp_saved;          /* rbp pushed, at CFA - rbp_at */
+	int32_t rbp_at;
+};
+
+/* One instruction at p (avail bytes): its length, its effect on s; 0 unknown. */
+static size_t step(const uint8_t *p, size_t avail, struct sim *s, int *frame)
+{
+	uint8_t rex = 0;
+	size_t i = 0;
+
+	if (avail && (p[0] & 0xf0) == 0x40) {
+		rex = p[0];
+		i = 1;
+	}
+	if (i >= avail)
+		return 0;
+	uint8_t op = p[i];
+	if (op >= 0x50 && op <= 0x57) {                 /* push r */
+		s->off += 8;
+		if (op == 0x55 && !(rex & 1)) {
+			s->rbp_saved = 1;
+			s->rbp_at = s->off;
+		}
+		return i + 1;
+	}
+	if (op >= 0x58 && op <= 0x5f) {                 /* pop r */
+		s->off -= 8;
+		if (op == 0x5d && !(rex & 1))
+			s->rbp_saved = 0;
+		return i + 1;
+	}
+	if (op == 0xe8)                                 /* call rel32 */
+		return i + 5 <= avail ? i + 5 : 0;
+	if (i + 1 >= avail)
+		return 0;
+	uint8_t modrm = p[i + 1];
+	if (op == 0xff && (modrm & 0xf8) == 0xd0)       /* call *%reg */
+		return i + 2;
+	if (op == 0xff && modrm == 0x15)                /* call *disp32(%rip) */
+		return i + 6 <= avail ? i + 6 : 0;
+	if (rex == 0x48 && (op == 0x89 && modrm == 0xe5)) {     /* mov %rsp,%rbp */
+		*frame = 1;
+		return i + 2;
+	}
+	if (rex == 0x48 && op == 0x8b && modrm == 0xec) {       /* mov %rsp,%rbp */
+		*frame = 1;
+		return i + 2;
+	}
+	if (rex == 0x48 && (op == 0x83 || op == 0x81) &&
+	    (modrm == 0xec || modrm == 0xc4)) {         /* sub/add $imm,%rsp */
+		size_t len = i + 2 + (op == 0x83 ? 1 : 4);
+		if (len > avail)
+			return 0;
+		int32_t imm = op == 0x83 ? (int8_t)p[i + 2] :
+			      (int32_t)((uint32_t)p[i + 2] | (uint32_t)p[i + 3] << 8 |
+					(uint32_t)p[i + 4] << 16 | (uint32_t)p[i + 5] << 24);
+		s->off += modrm == 0xec ? imm : -imm;
+		return len;
+	}
+	return 0;
+}
+
+static uint64_t rsp_rule(const struct sim *s)
+{
+	if (s->off <= 0 || s->off >= (1 << 20))
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	return probe_rule_pack(PROBE_RULE_RSP, s->rbp_saved, -s->rbp_at, s->off);
+}
+
+uint64_t jit_rule(const uint8_t *code, size_t n, uint64_t start, uint64_t key)
+{
+	struct sim s = { 8, 0, 0 };
+
+	for (uint64_t pc = start; pc <= key && pc - start < n;) {
+		struct sim before = s;
+		int frame = 0;
+
+		if (pc == key)          /* the instruction at key has not run */
+			return rsp_rule(&s);
+		size_t len = step(code + (pc - start), n - (size_t)(pc - start), &s, &frame);
+		if (!len)
+			break;
+		if (pc + len > key)     /* key inside it: a call, not returned yet */
+			return rsp_rule(&before);
+		if (frame)              /* rbp = rsp = CFA - off from here on */
+			return probe_rule_pack(PROBE_RULE_RBP, s.rbp_saved,
+					       -s.rbp_at, s.off);
+		pc += len;
+	}
+	return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+}
