@@ -30,6 +30,13 @@ static void forget(struct aproc *p)
 	for (size_t i = 0; i < p->nthr; i++)
 		kept_free(&p->thr[i]);
 	p->nmaps = p->nthr = 0;
+	struct kjit *j, *tmp;
+	HASH_ITER(hh, p->jits, j, tmp) {
+		HASH_DEL(p->jits, j);
+		kept_free(&j->k);
+		free(j);
+	}
+	p->njits = 0;
 }
 
 static void proc_free(struct aproc *p)
@@ -148,6 +155,27 @@ static void note_thread(struct aproc *p, const struct probe_msg *m, const uint8_
 		k->tid = m->u.thread.tid;
 }
 
+/* Code named again at the same start was replaced: the newer name, last. */
+static void note_jit(struct aproc *p, const struct probe_msg *m, const uint8_t *f,
+		     size_t len)
+{
+	uint64_t start = m->u.jit.start;
+	struct kjit *j;
+	HASH_FIND(hh, p->jits, &start, sizeof(start), j);
+	if (j) {
+		HASH_DEL(p->jits, j);
+		p->njits--;
+	} else if (p->njits >= APROC_JITS) {
+		return;
+	} else {
+		j = xcalloc(1, sizeof(*j));
+		j->start = start;
+	}
+	keep(&j->k, f, len);
+	HASH_ADD(hh, p->jits, start, sizeof(j->start), j);
+	p->njits++;
+}
+
 struct aproc *aproc_note(struct aprocs *t, const struct probe_msg *m,
 			 const uint8_t *f, size_t len)
 {
@@ -161,6 +189,9 @@ struct aproc *aproc_note(struct aprocs *t, const struct probe_msg *m,
 		break;
 	case PROBE_F_THREAD:
 		note_thread(p, m, f, len);
+		break;
+	case PROBE_F_JIT:
+		note_jit(p, m, f, len);
 		break;
 	case PROBE_F_SAMPLES:
 		p->samples += m->u.samples.count;
@@ -231,4 +262,6 @@ void aproc_replay(struct aprocs *t, const struct aproc *p, aproc_fn fn, void *ct
 		replay_one(t, p, &p->maps[i], fn, ctx);
 	for (size_t i = 0; i < p->nthr; i++)
 		replay_one(t, p, &p->thr[i], fn, ctx);
+	for (const struct kjit *j = p->jits; j; j = j->hh.next)
+		replay_one(t, p, &j->k, fn, ctx);
 }

@@ -13,7 +13,9 @@
  *     THREAD replaces that thread's earlier name.  At most APROC_MAPS
  *     mappings and APROC_THREADS names are kept (more are not: their
  *     addresses are then named as unknown in later profiles): memory per
- *     process is bounded, whatever it does.
+ *     process is bounded, whatever it does.  A JIT frame (code generated at
+ *     run time, named) replaces the one at the same start (code replaced
+ *     there); at most APROC_JITS are kept, the first ones.
  *   - aproc_replay() decodes the kept frames again, HELLO first, and hands
  *     each to fn with the pid and tids as they came.
  *   - aproc_gone() marks a process whose last connection closed; aproc_reap()
@@ -32,6 +34,7 @@
 
 #define APROC_MAPS 8192
 #define APROC_THREADS 4096
+#define APROC_JITS 65536
 #define APROC_RECENT 64
 
 struct sink;
@@ -41,6 +44,12 @@ struct kept {                   /* one frame, as it came */
 	size_t len;
 	uint64_t start, end;    /* MAP: its range */
 	uint32_t tid;           /* THREAD: its tid (rewritten) */
+};
+
+struct kjit {                   /* a JIT frame kept, by its start */
+	uint64_t start;
+	struct kept k;
+	UT_hash_handle hh;
 };
 
 struct aproc {
@@ -55,6 +64,8 @@ struct aproc {
 	struct kept hello;
 	struct kept *maps, *thr;
 	size_t nmaps, mcap, nthr, tcap;
+	struct kjit *jits;      /* in the order they came (uthash keeps it) */
+	size_t njits;
 	struct sink *win;       /* its push window (agent.c), or NULL */
 	UT_hash_handle hh;
 };

@@ -1,0 +1,22 @@
+// jit_hot.js - JavaScript for tests/92-jit.t, run by node.
+//   node jit_hot.js js SECONDS          hotA and hotB, called 3:1
+//   node jit_hot.js addon FILE SECONDS  callNative, calling C (FILE: jit_addon.c built)
+function hotA(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
+function hotB(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
+function callNative(addon, n) { return addon.work(n) + 1; }
+
+const mode = process.argv[2];
+const secs = Number(process.argv[mode === 'addon' ? 4 : 3] || 2);
+const end = Date.now() + secs * 1000;
+let x = 0;
+if (mode === 'addon') {
+	const addon = require(process.argv[3]);
+	while (Date.now() < end)
+		x += callNative(addon, 2000000);
+} else {
+	while (Date.now() < end) {
+		x += hotA(300000); x += hotA(300000); x += hotA(300000);
+		x += hotB(300000);
+	}
+}
+console.log(x > 0 ? 'done' : 'zero');
