@@ -137,6 +137,42 @@ static void test_generations(void)
 	agg_free(a);
 }
 
+static void jit(uint32_t pid, uint64_t start, uint64_t size, const char *name)
+{
+	size_t at = probe_frame_begin(&w, PROBE_F_JIT, pid);
+	probe_put_u64(&w, start);
+	probe_put_u64(&w, size);
+	probe_put_u8(&w, PROBE_JIT_PERFMAP);
+	probe_put_str(&w, name);
+	probe_frame_end(&w, at);
+}
+
+/* JIT names: by the order they came, an object's own names first. */
+static void test_jit(void)
+{
+	probe_wbuf_init(&w, buf, sizeof(buf));
+	hello(11);
+	map(11, 0x1000, 0x2000, "/bin/node");
+	samples(11, 0x7010, 2);             /* before its name was read: the first name */
+	jit(11, 0x7000, 0x100, "JS:*f");
+	samples(11, 0x7010, 3);             /* JS:*f */
+	jit(11, 0x7000, 0x80, "JS:*g");     /* f's code freed, g's there */
+	samples(11, 0x7010, 4);             /* JS:*g */
+	samples(11, 0x70a0, 1);             /* past g: f's is the only name */
+	jit(11, 0x7000, 0x80, "JS:*g");     /* the same again: nothing new */
+	jit(11, 0x1800, 0x10, "Builtin:X"); /* in node's own code: its names win */
+	samples(11, 0x1808, 5);
+	struct agg *a = aggregate(buf, w.len);
+	ok(w.ok, "JIT stream encoded (%zu bytes)", w.len);
+	const struct agg_image *im = agg_image(a, 0);
+	is_int(im ? im->gen : 99, 1, "one JIT name over another: generation 1");
+	is_int(samples_in(a, 0x7010, "JS:*f"), 2 + 3, "f's samples, and those before any name");
+	is_int(samples_in(a, 0x7010, "JS:*g"), 4, "g's samples, after its name");
+	is_int(samples_in(a, 0x70a0, "JS:*f"), 1, "beyond g's end: f's name");
+	is_int(samples_in(a, 0x1808, "/bin/node"), 5, "a JIT name over an object's code is not taken");
+	agg_free(a);
+}
+
 /* Stacks interned by encoding: a non-minimal varint is the same stack. */
 static void test_encodings(void)
 {
@@ -335,8 +371,9 @@ static void test_sources(const char *dir)
 
 int main(int argc, char **argv)
 {
-	plan(9 + 2 + 2 + 11 + (argc > 1 ? 3 : 0));
+	plan(9 + 6 + 2 + 2 + 11 + (argc > 1 ? 3 : 0));
 	test_generations();
+	test_jit();
 	test_encodings();
 	test_skip_fuzz();
 	test_demangle();

@@ -10,7 +10,9 @@
  * protocol packs them; then thousands of damaged copies of the file (bytes
  * flipped in .eh_frame_hdr and .eh_frame, cut short anywhere) must be
  * read without a crash or a read out of bounds (make sanitize runs this
- * under ASan) and answer with one of the rule kinds.
+ * under ASan) and answer with one of the rule kinds.  Then rules for JIT
+ * code from its prologue (jitrule.c): CPython's trampoline, a frame-pointer
+ * prologue, code it does not know, and random bytes.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "cfi_learn.h"
+#include "jitrule.h"
 #include "tap.h"
 
 static uint8_t *slurp(const char *path, size_t *n)
@@ -36,6 +39,60 @@ static uint8_t *slurp(const char *path, size_t *n)
 	return p;
 }
 
+static int rule_is(uint64_t r, unsigned kind, int cfa, int rbp_saved, int rbp_off)
+{
+	return (r & 15) == kind && (int32_t)(r >> 32) == cfa &&
+	       (int)((r >> 4) & 1) == rbp_saved &&
+	       (!rbp_saved || (int16_t)(r >> 16) == rbp_off);
+}
+
+#define JIT_TESTS 9
+
+static void test_jit_rules(void)
+{
+	/* CPython 3.12's perf trampoline: sub $8,%rsp; call *%rcx; add $8,%rsp; ret */
+	static const uint8_t tramp[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	/* push %rbx; push %rbp; mov %rsp,%rbp; sub $0x20,%rsp; call rel32 */
+	static const uint8_t fp[] = { 0x53, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec,
+				      0x20, 0xe8, 0, 0, 0, 0, 0xc9, 0xc3 };
+	static const uint8_t ud2[] = { 0x0f, 0x0b, 0xff, 0xd0 };
+	const uint64_t s = 0x7f0000001000ull;
+
+	ok(rule_is(jit_rule(tramp, sizeof tramp, s, s + 5), PROBE_RULE_RSP, 16, 0, 0),
+	   "trampoline, its call's return address: CFA = rsp + 16");
+	ok(rule_is(jit_rule(tramp, sizeof tramp, s, s), PROBE_RULE_RSP, 8, 0, 0),
+	   "trampoline, sampled at its entry: CFA = rsp + 8");
+	ok(rule_is(jit_rule(tramp, sizeof tramp, s, s + 10), PROBE_RULE_RSP, 8, 0, 0),
+	   "trampoline, sampled at its ret: CFA = rsp + 8");
+	ok(rule_is(jit_rule(fp, sizeof fp, s, s + 13), PROBE_RULE_RBP, 24, 1, -24),
+	   "frame-pointer prologue after a push: CFA = rbp + 24, rbp saved at CFA - 24");
+	ok(rule_is(jit_rule(fp, sizeof fp, s, s + 2), PROBE_RULE_RSP, 24, 1, -24),
+	   "sampled between push %%rbp and mov %%rsp,%%rbp: CFA = rsp + 24");
+	ok((jit_rule(ud2, sizeof ud2, s, s + 3) & 15) == PROBE_RULE_NONE,
+	   "an instruction it does not know before the address: the frame pointer (NONE)");
+	ok((jit_rule(tramp, 4, s, s + 5) & 15) == PROBE_RULE_NONE,
+	   "code not read that far: NONE");
+	ok((jit_rule(tramp, sizeof tramp, s, s - 1) & 15) == PROBE_RULE_NONE,
+	   "an address before the function: NONE");
+
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	unsigned bad = 0;
+	for (int round = 0; round < 20000; round++) {
+		size_t n = 1 + round % 64;
+		uint8_t *code = malloc(n);      /* exact size: ASan sees overreads */
+		for (size_t i = 0; i < n; i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			code[i] = (uint8_t)seed;
+		}
+		unsigned k = jit_rule(code, n, s, s + seed % (n + 8)) & 15;
+		if (k != PROBE_RULE_NONE && k != PROBE_RULE_RSP && k != PROBE_RULE_RBP)
+			bad++;
+		free(code);
+	}
+	ok(bad == 0, "20000 random functions: every answer NONE, RSP or RBP (%u not)", bad);
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = 0;
@@ -43,7 +100,8 @@ int main(int argc, char **argv)
 	int nf = argc - 2;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-	plan(nf + 2);
+	plan(nf + 2 + JIT_TESTS);
+	test_jit_rules();
 	if (!img) {
 		ok(0, "read %s", argc > 1 ? argv[1] : "(no file)");
 		return done();

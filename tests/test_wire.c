@@ -129,7 +129,7 @@ int main(void)
 {
 	char err[PROBE_ERR_MAX];
 	int pending = 0;
-	plan(28);
+	plan(30);
 
 	size_t n = make_stream(buf, sizeof(buf));
 	ok(n > 0, "encoder produced a stream of %zu bytes", n);
@@ -374,6 +374,41 @@ int main(void)
 		probe_frame_end(&w, at);
 		ok(probe_decode_frame(b, w.len, &m, &sc, err) < 0 && strstr(err, "arguments"),
 		   "INFO with too many arguments rejected: %s", err);
+		probe_scratch_free(&sc);
+	}
+
+	/* JIT (a name the collector read in a perf map): round trip, bad ranges. */
+	{
+		struct probe_scratch sc;
+		struct probe_msg m;
+		struct probe_wbuf w;
+		static uint8_t b[256];
+		const uint64_t bad[][2] = { { 0x7000, 0 }, { UINT64_MAX - 4, 16 } };
+		probe_scratch_init(&sc);
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_JIT, 7);
+		probe_put_u64(&w, 0x7f0000001000ull);
+		probe_put_u64(&w, 0x2c8);
+		probe_put_u8(&w, PROBE_JIT_PERFMAP);
+		probe_put_str(&w, "JS:*hot /a.js:2:14");
+		probe_frame_end(&w, at);
+		ok(w.ok && probe_decode_frame(b, w.len, &m, &sc, err) == 0 &&
+		   m.type == PROBE_F_JIT && m.u.jit.start == 0x7f0000001000ull &&
+		   m.u.jit.size == 0x2c8 && m.u.jit.source == PROBE_JIT_PERFMAP &&
+		   strcmp(m.u.jit.name, "JS:*hot /a.js:2:14") == 0, "JIT fields round-trip");
+		int rejected = 0;
+		for (int i = 0; i < 2; i++) {
+			probe_wbuf_init(&w, b, sizeof(b));
+			at = probe_frame_begin(&w, PROBE_F_JIT, 7);
+			probe_put_u64(&w, bad[i][0]);
+			probe_put_u64(&w, bad[i][1]);
+			probe_put_u8(&w, PROBE_JIT_PERFMAP);
+			probe_put_str(&w, "x");
+			probe_frame_end(&w, at);
+			rejected += probe_decode_frame(b, w.len, &m, &sc, err) < 0 &&
+				    strstr(err, "JIT") != NULL;
+		}
+		ok(rejected == 2, "JIT entries that are empty or wrap around are rejected: %s", err);
 		probe_scratch_free(&sc);
 	}
 
