@@ -1,6 +1,7 @@
 // jit_hot.js - JavaScript for tests/92-jit.t, run by node.
 //   node jit_hot.js js SECONDS          hotA and hotB, called 3:1
 //   node jit_hot.js addon FILE SECONDS  callNative, calling C (FILE: jit_addon.c built)
+//   node jit_hot.js loops N             as js, N rounds (a fixed amount of work: scripts/bench)
 function hotA(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
 function hotB(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
 function callNative(addon, n) { return addon.work(n) + 1; }
@@ -8,13 +9,14 @@ function callNative(addon, n) { return addon.work(n) + 1; }
 const mode = process.argv[2];
 const secs = Number(process.argv[mode === 'addon' ? 4 : 3] || 2);
 const end = Date.now() + secs * 1000;
+const loops = mode === 'loops' ? Number(process.argv[3]) : Infinity;
 let x = 0;
 if (mode === 'addon') {
 	const addon = require(process.argv[3]);
 	while (Date.now() < end)
 		x += callNative(addon, 2000000);
 } else {
-	while (Date.now() < end) {
+	for (let i = 0; mode === 'loops' ? i < loops : Date.now() < end; i++) {
 		x += hotA(300000); x += hotA(300000); x += hotA(300000);
 		x += hotB(300000);
 	}
