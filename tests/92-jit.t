@@ -8,10 +8,13 @@
 #  - Node.js (--perf-basic-prof, --perf-prof): two JS functions called
 #    3:1; a native addon called from JS.
 #  - CPython 3.12+ -X perf: its trampolines have no frame pointer.
+#  - Java: HotSpot with frame pointers (the map written at exit), and
+#    without them (rules from the compiled code's prologues, once jcmd
+#    has written the map).
 # Statistics: about 2,000 samples a run; a share of 75 % then has a
 # standard deviation of 1 point: the +-3 asked for is three of them.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 27
 
 # folded_count FILE AWK-CONDITION: samples of the folded stacks that match
 folded_count() {
@@ -160,6 +163,42 @@ else
 	good=$(folded_count "$T/py.fold" 'line ~ /__libc_start_call_main;.*;py::<module>:[^;]*;.*;py::outer_py:[^;]*;.*;py::middle_py:[^;]*;.*;py::leaf_py:[^;]*;/')
 	at_least 95 "$good" "$leaf"
 	ok $? "through its frameless trampolines to main: $good of $leaf"
+fi
+
+# --- Java (HotSpot) ---------------------------------------------------------------
+if ! command -v javac >/dev/null 2>&1 || ! command -v jcmd >/dev/null 2>&1; then
+	for i in $(seq 3); do skip "no javac and jcmd (Debian default-jdk-headless)"; done
+elif ! javac -d "$T" "$ROOT/tests/JitHot.java" 2>"$T/javac.err"; then
+	for i in $(seq 3); do skip "javac failed: $(head -1 "$T/javac.err")"; done
+else
+	# With frame pointers and the map written at exit: named, walked.
+	"$PROBE" record -o "$T/jfp.probe" -- java -cp "$T" -XX:+UnlockDiagnosticVMOptions \
+		-XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer JitHot 2 >"$T/jfp.out" 2>"$T/jfp.err"
+	st=$?
+	rm -f /tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/jfp.err" | head -1).map
+	"$PROBE" report --format folded "$T/jfp.probe" >"$T/jfp.fold" 2>/dev/null
+	all=$(folded_count "$T/jfp.fold" '1')
+	hot=$(folded_count "$T/jfp.fold" 'line ~ /;long JitHot.hotJava\(long\)(;|$)/')
+	good=$(folded_count "$T/jfp.fold" 'line ~ /;JavaMain;.*;long JitHot.hotJava\(long\)(;|$)/')
+	[ "$st" -eq 0 ] && at_least 85 "$hot" "$all" && at_least 95 "$good" "$hot"
+	ok $? "java -XX:+PreserveFramePointer, map written at exit: hotJava named in $hot of $all, walked to JavaMain in $good"
+	# Without frame pointers: rules from the compiled code's prologues, once
+	# the map says where the code starts (jcmd writes it after 1.5 s).
+	"$PROBE" record -o "$T/j.probe" -- java -cp "$T" JitHot 4 >"$T/j.out" 2>"$T/j.err" &
+	RP=$!
+	sleep 1.5
+	JP=$(pgrep -f -- "^java -cp $T JitHot 4" | head -1)
+	jcmd "$JP" Compiler.perfmap >"$T/jcmd.out" 2>&1
+	ok $? "jcmd $JP Compiler.perfmap writes the map while it runs"
+	wait "$RP"
+	rm -f "/tmp/perf-$JP.map"
+	# The samples from 2.5 s on, a second after the map came.
+	"$PROBE" report --time 2.5, --format folded "$T/j.probe" >"$T/j.fold" 2>/dev/null
+	hot=$(folded_count "$T/j.fold" 'line ~ /;long JitHot.hotJava\(long\)(;|$)/')
+	good=$(folded_count "$T/j.fold" 'line ~ /;JavaMain;.*;long JitHot.hotJava\(long\)(;|$)/')
+	diag "without frame pointers, from 2.5 s on: $hot samples in hotJava, $good walked to JavaMain"
+	at_least 95 "$good" "$hot" && [ "$hot" -gt 500 ]
+	ok $? "java without frame pointers: compiled frames walked by their prologues' rules in $good of $hot"
 fi
 
 # --- native code alone: unchanged ------------------------------------------------

@@ -46,7 +46,7 @@ static int rule_is(uint64_t r, unsigned kind, int cfa, int rbp_saved, int rbp_of
 	       (!rbp_saved || (int16_t)(r >> 16) == rbp_off);
 }
 
-#define JIT_TESTS 9
+#define JIT_TESTS 11
 
 static void test_jit_rules(void)
 {
@@ -75,6 +75,17 @@ static void test_jit_rules(void)
 	   "code not read that far: NONE");
 	ok((jit_rule(tramp, sizeof tramp, s, s - 1) & 15) == PROBE_RULE_NONE,
 	   "an address before the function: NONE");
+
+	/* HotSpot C1: stack bang, push %rbp, sub $0x70,%rsp, then a body it does not know */
+	static const uint8_t c1[] = { 0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, 0x55,
+				      0x48, 0x83, 0xec, 0x70, 0x48, 0xbf, 1, 2, 3, 4, 5, 6, 7, 8 };
+	/* HotSpot C2: sub $0x28,%rsp; mov %rbp,0x20(%rsp); then its body */
+	static const uint8_t c2[] = { 0x48, 0x81, 0xec, 0x28, 0, 0, 0, 0x48, 0x89, 0x6c,
+				      0x24, 0x20, 0x48, 0x85, 0xf6, 0x0f, 0x8e, 1, 2, 3, 4 };
+	ok(rule_is(jit_rule(c1, sizeof c1, s, s + 20), PROBE_RULE_RSP, 0x80, 1, -16),
+	   "HotSpot C1 prologue, then its body: CFA = rsp + 0x80, rbp saved at CFA - 16");
+	ok(rule_is(jit_rule(c2, sizeof c2, s, s + 18), PROBE_RULE_RSP, 0x30, 1, -16),
+	   "HotSpot C2 prologue (rbp stored, not pushed): CFA = rsp + 0x30, rbp at CFA - 16");
 
 	uint64_t seed = 0x2545f4914f6cdd1dull;
 	unsigned bad = 0;

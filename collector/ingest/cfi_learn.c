@@ -783,6 +783,15 @@ void cfi_forget(struct probe_arena *a, uint64_t lo, uint64_t hi)
 		}
 }
 
+void cfi_forget_key(struct probe_arena *a, uint64_t key)
+{
+	struct probe_rule_slot *set = a->rules[probe_rule_hash(key) & (PROBE_RULE_SETS - 1)];
+
+	for (unsigned w = 0; w < PROBE_RULE_WAYS; w++)
+		if (__atomic_load_n(&set[w].key, __ATOMIC_RELAXED) == key)
+			__atomic_store_n(&set[w].key, 0, __ATOMIC_RELEASE);
+}
+
 unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi_map *m)
 {
 	unsigned n = 0;

@@ -62,8 +62,9 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 /* Publish one rule (arena.h's protocol; a full set loses its victim way). */
 void cfi_publish(struct probe_arena *a, struct cfi_learner *l, uint64_t key,
 		 uint64_t rule);
-/* Drop the rules of [lo, hi) (JIT code replaced there). */
+/* Drop the rules of [lo, hi) (JIT code replaced there), or of one key. */
 void cfi_forget(struct probe_arena *a, uint64_t lo, uint64_t hi);
+void cfi_forget_key(struct probe_arena *a, uint64_t key);
 /*
  * A process mapped m: publish the rules learned for m's file from other
  * processes (or earlier images of this one), so that its first samples

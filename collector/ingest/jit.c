@@ -34,6 +34,7 @@
 #define DUMP_NAMES_MAX (1u << 20)       /* code_index -> name kept for MOVE */
 #define FUNCS_MAX (1u << 20)            /* named functions kept for rules */
 #define CODE_READ 512                   /* bytes of a function read for its rule */
+#define GUESSED 1024                    /* keys given NONE before a name covered them */
 
 struct dump_name {
 	uint64_t index;
@@ -61,6 +62,10 @@ struct jit_watch {
 	struct range *sorted;           /* funcs by start, when !funcs_dirty */
 	size_t nfuncs;
 	int funcs_dirty;
+	/* Keys given the frame pointer (NONE) while no name covered them: asked
+	   again once one does (a map written late: jcmd Compiler.perfmap). */
+	uint64_t guessed[GUESSED];
+	unsigned nguessed;
 	/* perf map: the bytes of a line not ended yet */
 	int map_fd;
 	char line[LINE_MAX_BYTES + 1];
@@ -249,6 +254,11 @@ static void func_add(struct jit_watch *jw, struct probe_arena *a,
 {
 	struct func *f;
 
+	for (unsigned i = 0; i < GUESSED && i < jw->nguessed; i++)
+		if (jw->guessed[i] >= start && jw->guessed[i] < end) {
+			cfi_forget_key(a, jw->guessed[i]);
+			jw->guessed[i] = 0;
+		}
 	HASH_FIND(hh, jw->funcs, &start, sizeof start, f);
 	if (f) {
 		cfi_forget(a, start, f->end > end ? f->end : end);
@@ -502,8 +512,10 @@ static uint64_t learn_one(const struct ingest_conn *c, struct jit_watch *jw, uin
 	const struct range *f = func_of(jw, key);
 	uint8_t code[CODE_READ];
 
-	if (!f)
+	if (!f) {
+		jw->guessed[jw->nguessed++ % GUESSED] = key;
 		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	}
 	size_t n = f->hi - f->lo < sizeof code ? (size_t)(f->hi - f->lo) : sizeof code;
 	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)f->lo, n };
 	ssize_t got = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);

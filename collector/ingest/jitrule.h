@@ -11,7 +11,10 @@
  *   - PROBE_RULE_RBP once "mov %rsp,%rbp" ran (the CFA is rbp + what was
  *     pushed before it, wherever rbp was saved),
  *   - PROBE_RULE_RSP when every instruction before key was understood
- *     (the CFA is rsp + what is on the stack then),
+ *     (the CFA is rsp + what is on the stack then), or when a prologue
+ *     that allocated a frame ("sub $N,%rsp", after pushes, a stack bang)
+ *     ran before the first instruction it does not know: a body that
+ *     keeps rsp where its prologue put it, as compiled Java's does,
  *   - PROBE_RULE_NONE otherwise: the handler's frame-pointer step.
  * code holds n bytes from start; bytes it would need beyond them give NONE.
  */
