@@ -327,6 +327,11 @@ void probe_unwind_check_report(void);
 
 /* ---- cfi.c: the fast path in front of libunwind -------------------------- */
 
+/* Where a walk stopped: for libunwind to go on from there (mixed code). */
+struct probe_walk_at {
+	int n;                  /* frames in buf; buf[n - 1] not stepped past */
+	uint64_t rip, rsp, rbp; /* that frame's registers (rip = buf[n - 1]) */
+};
 /*
  * SIGNAL CONTEXT: walk t's stack from the ucontext with cached frame rules;
  * buf[0] is the interrupted RIP, then the return addresses.  Returns the
@@ -334,12 +339,6 @@ void probe_unwind_check_report(void);
  * another stack; code we do not follow): use libunwind.  With partial
  * non-NULL, a walk that stops early returns the frames walked so far and
  * sets *partial (in the loader, where libunwind must not run).
- */
-struct probe_walk_at {
-	int n;                  /* frames in buf; buf[n - 1] not stepped past */
-	uint64_t rip, rsp, rbp; /* that frame's registers (rip = buf[n - 1]) */
-};
-/*
  * Frames without CFI (PROBE_RULE_NONE, or in the arena's JIT ranges) are
  * walked by frame pointer.  A walk that went through such frames and then
  * stops (0 returned) says where in *at (at->n > 0), for libunwind to go on
@@ -360,7 +359,6 @@ int probe_cfi_in_jit(uint64_t pc);
 void probe_cfi_note(const uint64_t *frames, int n);
 /* SIGNAL CONTEXT: the same, for frames that are all return addresses. */
 void probe_cfi_note_ra(const uint64_t *frames, int n);
-/* dlclose: forget every rule but those of the objects loaded at start. */
 /*
  * dlclose unloaded something: forget the rules of code no longer loaded
  * (loaded: every object dl_iterate_phdr still lists, when loaded_only),

@@ -10,13 +10,17 @@
 [ "$(id -u)" -eq 0 ] || skip_all "kernel samples are compared as root (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 plan 12
 
-# About 1.8 s at 1999 Hz: ~3,600 samples each, so that two runs differ by
-# less than a point (one sigma) by chance.
+# About 1.8 s at 1999 Hz: ~3,600 samples each, so that the sampling error
+# is under a point (one sigma).  But dd's own kernel share moves from run
+# to run more than that: under probe 56.4 to 64.8 % over 16 runs (sd 2.1),
+# under perf 58.8 to 64.5 % (sd 1.6); a run of each differed by more than
+# 3 points about once in ten.  So two runs of each, and their means within
+# 5 points (2.7 sd of that difference).
 DD="dd if=/dev/zero of=/dev/null bs=512 count=2500000"
 
 # kernel_share REPORT: the Self% of every row in a kernel module.
 kernel_share() {
-	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" && $NF != "[vdso]" { s += $1 }
+	awk '/^#/ { next } $NF ~ /^\[/ && $NF != "[unknown]" && $NF != "[vdso]" && $NF != "[JIT]" { s += $1 }
 		END { printf "%.1f\n", s }' "$1"
 }
 
@@ -40,7 +44,18 @@ else
 		awk '/^#/ || !/%/ { next } $2 ~ /^\[/ && $2 != "[unknown]" && $2 != "[vdso]" { sub("%", "", $1); s += $1 }
 			END { printf "%.1f\n", s }' >"$T/perf.k"
 	f=$(cat "$T/perf.k")
-	within "$p" "$f" 3; ok $? "kernel share: probe $p %, perf $f % (within 3 points)"
+	# The second run of each, alternating.
+	"$PROBE" record -q -F 1999 -o "$T/dd2.probe" -- $DD >/dev/null 2>&1
+	"$PROBE" report "$T/dd2.probe" >"$T/dd2.rep" 2>&1
+	p2=$(kernel_share "$T/dd2.rep")
+	perf record -q -F 1999 -g -o "$T/perf2.data" -- $DD >/dev/null 2>&1
+	f2=$(perf report -i "$T/perf2.data" --stdio --no-children --sort dso -g none 2>/dev/null |
+		awk '/^#/ || !/%/ { next } $2 ~ /^\[/ && $2 != "[unknown]" && $2 != "[vdso]" { sub("%", "", $1); s += $1 }
+			END { printf "%.1f\n", s }')
+	pm=$(awk -v a="$p" -v b="$p2" 'BEGIN { printf "%.1f", (a + b) / 2 }')
+	fm=$(awk -v a="$f" -v b="$f2" 'BEGIN { printf "%.1f", (a + b) / 2 }')
+	within "$pm" "$fm" 5
+	ok $? "kernel share, two runs each: probe $p and $p2 % (mean $pm), perf $f and $f2 % (mean $fm), within 5 points"
 	# perf's three hottest kernel functions are among probe's eight (the
 	# third and the next five, vfs_read, rw_verify_area, fdget_pos,
 	# vfs_write, a retpoline thunk, are a point or so apart: perf's own

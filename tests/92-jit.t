@@ -77,7 +77,9 @@ if ! command -v node >/dev/null 2>&1; then
 else
 	node_run() {	# node_run NAME NODE-ARGS...: record into $T/NAME.probe, fold it
 		name=$1; shift
-		"$PROBE" record -o "$T/$name.probe" -- node "$@" >"$T/$name.out" 2>"$T/$name.err"
+		# In $T: V8 leaves its isolate-*-v8.log files in its cwd.
+		(cd "$T" && "$PROBE" record -o "$T/$name.probe" -- node "$@") \
+			>"$T/$name.out" 2>"$T/$name.err"
 		st=$?
 		pid=$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/$name.err" | head -1)
 		rm -f "/tmp/perf-$pid.map"
@@ -104,7 +106,7 @@ else
 	ok $? "module [JIT], as perf's name for the map is not a file"
 
 	# The same names from a jitdump file (node --perf-prof writes jit-PID.dump in its cwd).
-	(cd "$T" && node_run dump --perf-prof "$ROOT/tests/jit_hot.js" js 1)
+	node_run dump --perf-prof "$ROOT/tests/jit_hot.js" js 1
 	is "$?" 0 "node --perf-prof: probe record exits 0"
 	pid=$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/dump.err" | head -1)
 	d=$(folded_count "$T/dump.fold" 'line ~ /;JS:[*^~]?hot[AB] [^;]*$/')

@@ -69,8 +69,7 @@ struct jit_watch {
 	/* perf map: the bytes of a line not ended yet */
 	int map_fd;
 	char line[LINE_MAX_BYTES + 1];
-	size_t line_len;
-	int line_long;                  /* the line overflowed: cut at the cap */
+	size_t line_len;                /* a longer line is cut at the cap */
 	/* jitdump */
 	int dump_fd;
 	char *dump_path;                /* as mapped, for opening */
@@ -112,20 +111,6 @@ static int is_dump(const char *path, uint32_t nspid)
 	return !strcmp(path_basename(path), want);
 }
 
-static size_t merge(struct range *r, size_t n, const struct cfi_maps *m)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (out && !maps_in(m, r[out - 1].hi, r[i].lo)) {
-			r[out - 1].hi = r[i].hi;
-			continue;
-		}
-		r[out++] = r[i];
-	}
-	return out;
-}
-
 static void publish(struct probe_arena *a, const struct range *r, size_t n)
 {
 	if (n > PROBE_JIT_RANGES)
@@ -160,6 +145,7 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 	char path[64], *line = NULL;
 	size_t cap = 0, n = 0, rcap = 0;
 	struct range *r = NULL;
+	int barrier = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/maps", (long)c->pid);
 	FILE *f = fopen(path, "re");
@@ -187,16 +173,23 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 			jw->exec[jw->nexec].hi = hi;
 			jw->nexec++;
 		}
-		if (!jit_like(perms, inode, p) || maps_in(&c->maps, lo, hi))
+		if (!jit_like(perms, inode, p) || maps_in(&c->maps, lo, hi)) {
+			barrier |= perms[2] == 'x';     /* an object's code */
 			continue;
+		}
+		if (n && !barrier) {
+			/* Only data or nothing since the last one: one range. */
+			r[n - 1].hi = hi;
+			continue;
+		}
 		r = xgrow(r, &rcap, n + 1, sizeof *r);
 		r[n].lo = lo;
 		r[n].hi = hi;
 		n++;
+		barrier = 0;
 	}
 	free(line);
 	fclose(f);
-	n = merge(r, n, &c->maps);
 	int changed = !published(a, r, n);
 	if (changed)
 		publish(a, r, n);
@@ -330,7 +323,6 @@ static void map_line(const struct out *o, struct jit_watch *jw)
 	if (jit_parse_line(jw->line, &start, &size, &name) == 0)
 		deliver(o, start, size, PROBE_JIT_PERFMAP, name);
 	jw->line_len = 0;
-	jw->line_long = 0;
 }
 
 /* The perf map's new lines (a line not ended yet waits for its end). */
@@ -345,8 +337,6 @@ static void read_map(const struct out *o, struct jit_watch *jw)
 				map_line(o, jw);
 			} else if (jw->line_len < LINE_MAX_BYTES) {
 				jw->line[jw->line_len++] = buf[i];
-			} else {
-				jw->line_long = 1;      /* the name is cut here */
 			}
 		}
 }
@@ -408,8 +398,8 @@ static int dump_header(struct jit_watch *jw)
 	return 1;
 }
 
-/* One record at dump_off: 1 read (and passed), 0 not whole yet. */
-static int dump_record(const struct out *o, struct jit_watch *jw)
+/* One record at dump_off: 1 read (and passed), 0 not whole yet (the file: size bytes). */
+static int dump_record(const struct out *o, struct jit_watch *jw, uint64_t fsize)
 {
 	uint8_t r[64 + PROBE_STR_MAX + 1];
 	ssize_t got = pread(jw->dump_fd, r, sizeof r - 1, (off_t)jw->dump_off);
@@ -417,12 +407,11 @@ static int dump_record(const struct out *o, struct jit_watch *jw)
 	if (got < 16)
 		return 0;
 	uint32_t id = (uint32_t)le(r, 4), size = (uint32_t)le(r + 4, 4);
-	struct stat st;
 	if (size < 16) {
 		jw->dump_bad = 1;
 		return 0;
 	}
-	if (fstat(jw->dump_fd, &st) < 0 || (uint64_t)st.st_size < jw->dump_off + size)
+	if (fsize < jw->dump_off + size)
 		return 0;               /* the runtime is still writing it */
 	if (id == DUMP_CODE_LOAD && got >= 56 && size >= 57) {
 		/* pid, tid, vma, code_addr, code_size, code_index, name\0, code */
@@ -446,10 +435,13 @@ static int dump_record(const struct out *o, struct jit_watch *jw)
 
 static void read_dump(const struct out *o, struct jit_watch *jw)
 {
-	if (jw->dump_bad || (!jw->dump_off && !dump_header(jw)))
+	struct stat st;
+
+	if (jw->dump_bad || (!jw->dump_off && !dump_header(jw)) ||
+	    fstat(jw->dump_fd, &st) < 0)
 		return;
 	for (int i = 0; i < DUMP_READS && !jw->dump_bad; i++)
-		if (!dump_record(o, jw))
+		if (!dump_record(o, jw, (uint64_t)st.st_size))
 			break;
 }
 

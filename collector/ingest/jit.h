@@ -12,8 +12,9 @@
  *     then backing off from 20 ms to 1 s while nothing changes) and its
  *     executable memory no file backs (no MAP overlaps it) is published in
  *     the arena's jit[] ranges (arena.h's seqlock), which the handler walks
- *     by frame pointer.  At most PROBE_JIT_RANGES: neighbours with no MAP
- *     between them are merged first.
+ *     by frame pointer.  Neighbours with no object's code between them
+ *     (only data, or nothing) are one range; at most PROBE_JIT_RANGES, the
+ *     lowest.
  *   - Names: the runtime's perf map, PID/root/tmp/perf-NSPID.map (NSPID:
  *     the pid the process knows itself by), and a jitdump file the process
  *     has mapped (jit-NSPID.dump, as perf finds it: by its mapping), are
