@@ -139,6 +139,15 @@ static int published(const struct probe_arena *a, const struct range *r, size_t 
 	return 1;
 }
 
+/* Is all of r in a range the arena has now? */
+static int was_published(const struct probe_arena *a, struct range r)
+{
+	for (uint32_t i = 0; i < a->njit && i < PROBE_JIT_RANGES; i++)
+		if (a->jit[i].lo <= r.lo && r.hi <= a->jit[i].hi)
+			return 1;
+	return 0;
+}
+
 /* Read /proc/PID/maps: publish the JIT ranges, note a jitdump's path. */
 static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watch *jw)
 {
@@ -191,8 +200,13 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 	free(line);
 	fclose(f);
 	int changed = !published(a, r, n);
-	if (changed)
+	if (changed) {
+		/* New code where garbage addresses were called no code (UNSUP). */
+		for (size_t i = 0; i < n && i < PROBE_JIT_RANGES; i++)
+			if (!was_published(a, r[i]))
+				cfi_forget(a, r[i].lo, r[i].hi);
 		publish(a, r, n);
+	}
 	jw->have_ranges = n > 0;
 	free(r);
 	return changed;
