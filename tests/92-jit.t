@@ -144,8 +144,12 @@ fi
 PY=
 for p in python3.14 python3.13 python3.12 python3 \
 	 $(ls -d "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null); do
-	if "$p" -X perf -c 'import sys; sys.exit(0 if sys.is_stack_trampoline_active() else 1)' \
-		>/dev/null 2>&1; then
+	# (-X perf writes /tmp/perf-PID.map at once: the check removes its own.)
+	if "$p" -X perf -c 'import os, sys
+a = sys.is_stack_trampoline_active()
+m = "/tmp/perf-%d.map" % os.getpid()
+os.path.exists(m) and os.unlink(m)
+sys.exit(0 if a else 1)' >/dev/null 2>&1; then
 		PY=$p
 		break
 	fi
