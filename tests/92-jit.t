@@ -20,6 +20,9 @@ plan 27
 folded_count() {
 	awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line) } '"$2"' { c += n } END { print c + 0 }' "$1"
 }
+# rm_map ERR: remove the perf map of the process probe record's summary in
+# ERR names (its runtime leaves it in /tmp, as perf expects)
+rm_map() { rm -f "/tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$1" | head -1).map"; }
 # pct PART WHOLE: PART as a percentage of WHOLE, two decimals
 pct() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.2f", w ? 100 * p / w : 0 }'; }
 # at_least PCT PART WHOLE: exit 0 when PART >= PCT % of WHOLE (and WHOLE > 0)
@@ -28,7 +31,7 @@ at_least() { awk -v t="$1" -v p="$2" -v w="$3" 'BEGIN { exit !(w > 0 && p >= t *
 # --- gt_jit: code generated at run time, its own perf map -------------------
 "$PROBE" record -o "$T/g.probe" -- "$GT/gt_jit" 1000 1000 >"$T/g.out" 2>"$T/g.err"
 is "$?" 0 "gt_jit: probe record exits with the program's status"
-rm -f /tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/g.err" | head -1).map
+rm_map "$T/g.err"
 "$PROBE" report "$T/g.probe" >"$T/g.txt" 2>/dev/null
 "$PROBE" report --format folded "$T/g.probe" >"$T/g.fold" 2>/dev/null
 a=$(self_share "$T/g.txt" jit_spin_a); b=$(self_share "$T/g.txt" jit_spin_b)
@@ -52,7 +55,7 @@ ok $? "C called from JIT code: native_work;jit_call;run_jit;main in $good of $al
 as_nobody env PROBE_TIMER=1 "$PROBE" record -o "$T/n.probe" -- "$GT/gt_jit" 500 500 \
 	>"$T/n.out" 2>"$T/n.err"
 is "$?" 0 "as nobody, timer fallback: probe record exits 0"
-rm -f /tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/n.err" | head -1).map
+rm_map "$T/n.err"
 "$PROBE" report --format folded "$T/n.probe" >"$T/n.fold" 2>/dev/null
 all=$(folded_count "$T/n.fold" '1')
 good=$(folded_count "$T/n.fold" 'line ~ /;main;run_jit;(jit_spin_[ab]|jit_call;native_work)$/')
@@ -81,8 +84,7 @@ else
 		(cd "$T" && "$PROBE" record -o "$T/$name.probe" -- node "$@") \
 			>"$T/$name.out" 2>"$T/$name.err"
 		st=$?
-		pid=$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/$name.err" | head -1)
-		rm -f "/tmp/perf-$pid.map"
+		rm_map "$T/$name.err"
 		"$PROBE" report "$T/$name.probe" >"$T/$name.txt" 2>/dev/null
 		"$PROBE" report --format folded "$T/$name.probe" >"$T/$name.fold" 2>/dev/null
 		return $st
@@ -160,7 +162,7 @@ else
 	diag "$PY: $("$PY" --version 2>&1)"
 	"$PROBE" record -o "$T/py.probe" -- "$PY" -X perf "$ROOT/tests/jit_hot.py" 2 >"$T/py.out" 2>"$T/py.err"
 	is "$?" 0 "$PY -X perf: probe record exits 0"
-	rm -f /tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/py.err" | head -1).map
+	rm_map "$T/py.err"
 	"$PROBE" report --format folded "$T/py.probe" >"$T/py.fold" 2>/dev/null
 	all=$(folded_count "$T/py.fold" '1')
 	leaf=$(folded_count "$T/py.fold" 'line ~ /;py::leaf_py:[^;]*jit_hot.py;/')
@@ -181,7 +183,7 @@ else
 	"$PROBE" record -o "$T/jfp.probe" -- java -cp "$T" -XX:+UnlockDiagnosticVMOptions \
 		-XX:+DumpPerfMapAtExit -XX:+PreserveFramePointer JitHot 2 >"$T/jfp.out" 2>"$T/jfp.err"
 	st=$?
-	rm -f /tmp/perf-$(sed -n 's/^probe:   pid \([0-9]*\) .*/\1/p' "$T/jfp.err" | head -1).map
+	rm_map "$T/jfp.err"
 	"$PROBE" report --format folded "$T/jfp.probe" >"$T/jfp.fold" 2>/dev/null
 	all=$(folded_count "$T/jfp.fold" '1')
 	hot=$(folded_count "$T/jfp.fold" 'line ~ /;long JitHot.hotJava\(long\)(;|$)/')
