@@ -568,7 +568,7 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 		jw->next_refresh = now + jw->backoff;
 	}
 	if ((jw->map_fd < 0 || (jw->dump_path && jw->dump_fd < 0)) &&
-	    (final || (jw->have_ranges && now >= jw->next_look))) {
+	    jw->have_ranges && (final || now >= jw->next_look)) {
 		look(c, jw);
 		jw->next_look = now + LOOK_EVERY_NS;
 	}

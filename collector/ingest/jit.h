@@ -23,8 +23,8 @@
  *     (a MAP), whose own names win, as in perf.  Looked for when JIT ranges are first
  *     found, then every second while not found, and at the end (final):
  *     a runtime may write its map at exit (Java's DumpPerfMapAtExit).
- *     Only for a process that ran code in no MAP: a perf map left in /tmp
- *     by an earlier process of the same pid is not read for another.
+ *     Only for a process that has JIT ranges: a perf map left in /tmp by
+ *     an earlier process of the same pid is not read for a native one.
  *     A file is read only if it is a regular file owned by the process's
  *     uid or by root (/tmp is everybody's: anyone may create perf-N.map
  *     for a pid that is not theirs), opened without following links.
