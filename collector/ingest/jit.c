@@ -54,7 +54,7 @@ struct range {
 
 struct jit_watch {
 	uint64_t next_refresh, backoff, next_look;
-	int have_ranges;
+	int had_ranges;                 /* JIT ranges were found, once at least */
 	struct range *exec;             /* every executable mapping, last read */
 	size_t nexec, exec_cap;
 	int exec_fresh;                 /* read in this very poll */
@@ -155,6 +155,7 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 	size_t cap = 0, n = 0, rcap = 0;
 	struct range *r = NULL;
 	int barrier = 0;
+	size_t lines = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/maps", (long)c->pid);
 	FILE *f = fopen(path, "re");
@@ -171,6 +172,7 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 		if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %lu %n", &lo, &hi, perms,
 			   &off, &inode, &at) < 5 || lo >= hi)
 			continue;
+		lines++;
 		char *p = line + at;
 		p[strcspn(p, "\n")] = 0;
 		if (!jw->dump_path && *p == '/' && is_dump(p, c->wire_pid))
@@ -199,6 +201,11 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 	}
 	free(line);
 	fclose(f);
+	if (!lines) {           /* an exiting process: its maps are gone */
+		jw->exec_fresh = 0;
+		free(r);
+		return 0;
+	}
 	int changed = !published(a, r, n);
 	if (changed) {
 		/* New code where garbage addresses were called no code (UNSUP). */
@@ -207,7 +214,8 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 				cfi_forget(a, r[i].lo, r[i].hi);
 		publish(a, r, n);
 	}
-	jw->have_ranges = n > 0;
+	/* Sticky: an exiting process's maps read empty, and its map comes last. */
+	jw->had_ranges |= n > 0;
 	free(r);
 	return changed;
 }
@@ -568,7 +576,7 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 		jw->next_refresh = now + jw->backoff;
 	}
 	if ((jw->map_fd < 0 || (jw->dump_path && jw->dump_fd < 0)) &&
-	    jw->have_ranges && (final || now >= jw->next_look)) {
+	    jw->had_ranges && (final || now >= jw->next_look)) {
 		look(c, jw);
 		jw->next_look = now + LOOK_EVERY_NS;
 	}
