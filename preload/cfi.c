@@ -167,31 +167,22 @@ static void want(uint64_t key)
 		__atomic_store_n(&a->want_pending, 1, __ATOMIC_RELEASE);
 }
 
-/* A stack libunwind walked: note the rules we lack, all at once. */
-void probe_cfi_note(const uint64_t *frames, int n)
+/*
+ * A stack libunwind walked: note the rules we lack, all at once.  frames[0]
+ * is the interrupted pc when leaf, else a return address as the rest.
+ */
+void probe_cfi_note(const uint64_t *frames, int n, int leaf)
 {
 	uint64_t rule;
 
 	if (!probe_arena)
 		return;
 	for (int i = 0; i < n && i < 64; i++) {
-		uint64_t key = i ? frames[i] - 1 : frames[i];
+		uint64_t key = i || !leaf ? frames[i] - 1 : frames[i];
 
 		if (!lookup(key, &rule))
 			want(key);
 	}
-}
-
-/* The same for frames that are all return addresses (a mixed walk's tail). */
-void probe_cfi_note_ra(const uint64_t *frames, int n)
-{
-	uint64_t rule;
-
-	if (!probe_arena)
-		return;
-	for (int i = 0; i < n && i < 64; i++)
-		if (!lookup(frames[i] - 1, &rule))
-			want(frames[i] - 1);
 }
 
 /* Is ra a return address the real dlopen was entered with (loader.c)? */
@@ -304,12 +295,11 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 
 		buf[n++] = r.rip;
 		if (!lookup(key, &rule)) {
+			want(key);
+			/* JIT code: by frame pointer, while the collector reads its prologue. */
 			if (in_jit(key)) {
-				/* By frame pointer, while the collector reads its prologue. */
-				want(key);
 				rule = PROBE_RULE_NONE;
 			} else {
-				want(key);
 				if (!partial || scans++ >= SCANS_MAX)
 					goto stop;
 				/* In the loader: find the frame's return address. */

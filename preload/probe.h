@@ -355,10 +355,11 @@ int probe_cfi_walk_from(const struct probe_thread *t, const struct probe_walk_at
 			uint64_t *buf, int max, struct probe_walk_at *at);
 /* SIGNAL CONTEXT: is pc in the JIT ranges the collector published? */
 int probe_cfi_in_jit(uint64_t pc);
-/* SIGNAL CONTEXT: a stack libunwind walked; note the rules not cached. */
-void probe_cfi_note(const uint64_t *frames, int n);
-/* SIGNAL CONTEXT: the same, for frames that are all return addresses. */
-void probe_cfi_note_ra(const uint64_t *frames, int n);
+/*
+ * SIGNAL CONTEXT: frames libunwind walked; note the rules not cached
+ * (leaf: frames[0] is the interrupted pc, not a return address).
+ */
+void probe_cfi_note(const uint64_t *frames, int n, int leaf);
 /*
  * dlclose unloaded something: forget the rules of code no longer loaded
  * (loaded: every object dl_iterate_phdr still lists, when loaded_only),

@@ -173,6 +173,17 @@ static int unw(void *ucv, uint64_t *buf, struct probe_walk_at *end);
 static int unw_from(const void *ucv, const struct probe_walk_at *at,
 		    uint64_t *out, int max, struct probe_walk_at *end);
 
+/* libunwind from where our walk stopped (at), noting the rules it found missing. */
+static int unw_on(void *uc, const struct probe_walk_at *at, uint64_t *out,
+		  struct probe_walk_at *end)
+{
+	int n = unw_from(uc, at, out, (int)PROBE_MAX_FRAMES, end);
+
+	if (n > at->n)
+		probe_cfi_note(out + at->n, n - at->n, 0);
+	return n;
+}
+
 /*
  * libunwind stopped at JIT code (end->n > 0): our walk from there, then
  * libunwind again where ours stops at code whose rule is not cached, and
@@ -191,9 +202,7 @@ static int mixed_on(const struct probe_thread *t, void *uc, uint64_t *out, int n
 			return m;
 		if (at.n <= 0)
 			return n;
-		n = unw_from(uc, &at, out, (int)PROBE_MAX_FRAMES, end);
-		if (n > at.n)
-			probe_cfi_note_ra(out + at.n, n - at.n);
+		n = unw_on(uc, &at, out, end);
 	}
 	return n;
 }
@@ -216,17 +225,13 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
 		return unw(uc, out, NULL);
 	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL, &at);
-	if (n <= 0 && at.n > 0) {
-		/* Mixed code: ours through the JIT frames, libunwind on. */
-		n = unw_from(uc, &at, out, (int)PROBE_MAX_FRAMES, &end);
-		if (n > at.n)
-			probe_cfi_note_ra(out + at.n, n - at.n);
-		return mixed_on(t, uc, out, n, &end);
-	}
 	if (n <= 0) {
-		n = unw(uc, out, &end);
-		if (n > 0)
-			probe_cfi_note(out, n);
+		if (at.n > 0) {         /* mixed code: ours through the JIT frames */
+			n = unw_on(uc, &at, out, &end);
+		} else {
+			n = unw(uc, out, &end);
+			probe_cfi_note(out, n, 1);
+		}
 		return mixed_on(t, uc, out, n, &end);
 	}
 	if (probe_cfg.unwind == PROBE_UNWIND_CHECK) {

@@ -464,7 +464,6 @@ static void add_jit(struct agg *a, const struct probe_msg *m)
 	struct agg_map nm = { 0 };
 	nm.start = m->u.jit.start;
 	nm.end = m->u.jit.start + m->u.jit.size;
-	nm.bias = 0;
 	nm.jit = m->u.jit.source ? m->u.jit.source : 1;
 	nm.path = (char *)m->u.jit.name;
 	add_mapping(a, m->pid, &nm);

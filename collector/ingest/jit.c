@@ -48,18 +48,14 @@ struct func {
 	UT_hash_handle hh;
 };
 
-struct range {
-	uint64_t lo, hi;
-};
-
 struct jit_watch {
 	uint64_t next_refresh, backoff, next_look;
 	int had_ranges;                 /* JIT ranges were found, once at least */
-	struct range *exec;             /* every executable mapping, last read */
+	struct probe_range *exec;             /* every executable mapping, last read */
 	size_t nexec, exec_cap;
 	int exec_fresh;                 /* read in this very poll */
 	struct func *funcs;             /* by start */
-	struct range *sorted;           /* funcs by start, when !funcs_dirty */
+	struct probe_range *sorted;           /* funcs by start, when !funcs_dirty */
 	size_t nfuncs;
 	int funcs_dirty;
 	/* Keys given the frame pointer (NONE) while no name covered them: asked
@@ -111,7 +107,7 @@ static int is_dump(const char *path, uint32_t nspid)
 	return !strcmp(path_basename(path), want);
 }
 
-static void publish(struct probe_arena *a, const struct range *r, size_t n)
+static void publish(struct probe_arena *a, const struct probe_range *r, size_t n)
 {
 	if (n > PROBE_JIT_RANGES)
 		n = PROBE_JIT_RANGES;   /* /proc lists them by address: the lowest */
@@ -126,23 +122,24 @@ static void publish(struct probe_arena *a, const struct range *r, size_t n)
 	__atomic_store_n(&a->jit_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+/* The arena's ranges now (the collector is their only writer). */
+static size_t njit(const struct probe_arena *a)
+{
+	return a->njit < PROBE_JIT_RANGES ? a->njit : PROBE_JIT_RANGES;
+}
+
 /* Has the arena these ranges already? */
-static int published(const struct probe_arena *a, const struct range *r, size_t n)
+static int published(const struct probe_arena *a, const struct probe_range *r, size_t n)
 {
 	if (n > PROBE_JIT_RANGES)
 		n = PROBE_JIT_RANGES;
-	if (a->njit != n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (a->jit[i].lo != r[i].lo || a->jit[i].hi != r[i].hi)
-			return 0;
-	return 1;
+	return njit(a) == n && !memcmp(a->jit, r, n * sizeof *r);
 }
 
 /* Is all of r in a range the arena has now? */
-static int was_published(const struct probe_arena *a, struct range r)
+static int was_published(const struct probe_arena *a, struct probe_range r)
 {
-	for (uint32_t i = 0; i < a->njit && i < PROBE_JIT_RANGES; i++)
+	for (size_t i = 0; i < njit(a); i++)
 		if (a->jit[i].lo <= r.lo && r.hi <= a->jit[i].hi)
 			return 1;
 	return 0;
@@ -153,7 +150,7 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 {
 	char path[64], *line = NULL;
 	size_t cap = 0, n = 0, rcap = 0;
-	struct range *r = NULL;
+	struct probe_range *r = NULL;
 	int barrier = 0;
 	size_t lines = 0;
 
@@ -319,7 +316,8 @@ static void deliver(const struct out *o, uint64_t start, uint64_t size,
 		ingest_deliver(o->in, o->c, w.p, w.len);
 }
 
-int jit_parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
+/* One perf map line, "START SIZE NAME" (hex, 0x optional): 0, or -1. */
+static int parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
 {
 	char *end;
 
@@ -342,7 +340,7 @@ static void map_line(const struct out *o, struct jit_watch *jw)
 	char *name;
 
 	jw->line[jw->line_len] = 0;
-	if (jit_parse_line(jw->line, &start, &size, &name) == 0)
+	if (parse_line(jw->line, &start, &size, &name) == 0)
 		deliver(o, start, size, PROBE_JIT_PERFMAP, name);
 	jw->line_len = 0;
 }
@@ -473,13 +471,13 @@ static void read_dump(const struct out *o, struct jit_watch *jw)
 
 static int cmp_range(const void *x, const void *y)
 {
-	const struct range *a = x, *b = y;
+	const struct probe_range *a = x, *b = y;
 
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
 /* The named function containing key, or NULL. */
-static const struct range *func_of(struct jit_watch *jw, uint64_t key)
+static const struct probe_range *func_of(struct jit_watch *jw, uint64_t key)
 {
 	if (jw->funcs_dirty) {
 		struct func *f, *tmp;
@@ -504,7 +502,7 @@ static const struct range *func_of(struct jit_watch *jw, uint64_t key)
 	return lo && key < jw->sorted[lo - 1].hi ? &jw->sorted[lo - 1] : NULL;
 }
 
-static int in_ranges(const struct range *r, size_t n, uint64_t key)
+static int in_ranges(const struct probe_range *r, size_t n, uint64_t key)
 {
 	for (size_t i = 0; i < n; i++)
 		if (key >= r[i].lo && key < r[i].hi)
@@ -512,18 +510,11 @@ static int in_ranges(const struct range *r, size_t n, uint64_t key)
 	return 0;
 }
 
-static int in_jit(const struct probe_arena *a, uint64_t key)
-{
-	for (uint32_t i = 0; i < a->njit && i < PROBE_JIT_RANGES; i++)
-		if (key >= a->jit[i].lo && key < a->jit[i].hi)
-			return 1;
-	return 0;
-}
 
 /* The rule of key, in JIT code: from its function's first bytes. */
 static uint64_t learn_one(const struct ingest_conn *c, struct jit_watch *jw, uint64_t key)
 {
-	const struct range *f = func_of(jw, key);
+	const struct probe_range *f = func_of(jw, key);
 	uint8_t code[CODE_READ];
 
 	if (!f) {
@@ -544,7 +535,7 @@ static void learn(struct ingest_conn *c, struct probe_arena *a, struct cfi_learn
 	for (unsigned i = 0; i < um->n; i++) {
 		uint64_t key = um->key[i];
 
-		if (in_jit(a, key))
+		if (in_ranges(a->jit, njit(a), key))
 			cfi_publish(a, l, key, learn_one(c, jw, key));
 		else if (jw->exec_fresh && !in_ranges(jw->exec, jw->nexec, key))
 			cfi_publish(a, l, key, probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0));

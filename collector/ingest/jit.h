@@ -57,10 +57,4 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 	      const struct cfi_unmapped *um, int final);
 void jit_free(struct jit_watch *jw);
 
-/*
- * One perf map line ("START SIZE NAME", hex, 0x optional): 0 and its
- * fields (name points into line, NUL-terminated there), or -1.
- */
-int jit_parse_line(char *line, uint64_t *start, uint64_t *size, char **name);
-
 #endif

@@ -16,7 +16,8 @@ struct sim {
 	int32_t off;            /* CFA = rsp + off (8 at entry: the return address) */
 	int rbp_saved;          /* rbp pushed, at CFA - rbp_at */
 	int32_t rbp_at;
-	int frame;              /* "sub $N,%rsp" ran: the frame is allocated */
+	int allocated;          /* "sub $N,%rsp" ran: a fixed frame */
+	int fp;                 /* "mov %rsp,%rbp" ran: rbp = CFA - off from then on */
 };
 
 /* Instructions with no effect on rsp or rbp that prologues start with. */
@@ -49,7 +50,7 @@ static size_t harmless(const uint8_t *p, size_t avail)
 }
 
 /* One instruction at p (avail bytes): its length, its effect on s; 0 unknown. */
-static size_t step(const uint8_t *p, size_t avail, struct sim *s, int *frame)
+static size_t step(const uint8_t *p, size_t avail, struct sim *s)
 {
 	uint8_t rex = 0;
 	size_t i = harmless(p, avail);
@@ -92,12 +93,9 @@ static size_t step(const uint8_t *p, size_t avail, struct sim *s, int *frame)
 		s->rbp_at = s->off - (int8_t)p[i + 3];
 		return i + 4;
 	}
-	if (rex == 0x48 && (op == 0x89 && modrm == 0xe5)) {     /* mov %rsp,%rbp */
-		*frame = 1;
-		return i + 2;
-	}
-	if (rex == 0x48 && op == 0x8b && modrm == 0xec) {       /* mov %rsp,%rbp */
-		*frame = 1;
+	if (rex == 0x48 && ((op == 0x89 && modrm == 0xe5) ||
+			    (op == 0x8b && modrm == 0xec))) {  /* mov %rsp,%rbp */
+		s->fp = 1;
 		return i + 2;
 	}
 	if (rex == 0x48 && (op == 0x83 || op == 0x81) &&
@@ -110,7 +108,7 @@ static size_t step(const uint8_t *p, size_t avail, struct sim *s, int *frame)
 					(uint32_t)p[i + 4] << 16 | (uint32_t)p[i + 5] << 24);
 		s->off += modrm == 0xec ? imm : -imm;
 		if (modrm == 0xec)
-			s->frame = 1;
+			s->allocated = 1;
 		return len;
 	}
 	return 0;
@@ -125,16 +123,15 @@ static uint64_t rsp_rule(const struct sim *s)
 
 uint64_t jit_rule(const uint8_t *code, size_t n, uint64_t start, uint64_t key)
 {
-	struct sim s = { 8, 0, 0, 0 };
+	struct sim s = { 8, 0, 0, 0, 0 };
 
 	for (uint64_t pc = start; pc <= key && pc - start < n;) {
 		struct sim before = s;
-		int frame = 0;
 
 		if (pc == key)          /* the instruction at key has not run */
 			return rsp_rule(&s);
-		size_t len = step(code + (pc - start), n - (size_t)(pc - start), &s, &frame);
-		if (!len && s.frame)
+		size_t len = step(code + (pc - start), n - (size_t)(pc - start), &s);
+		if (!len && s.allocated)
 			/* Past a prologue that allocated a fixed frame (compiled
 			   Java without frame pointers): its body keeps rsp. */
 			return rsp_rule(&s);
@@ -142,7 +139,7 @@ uint64_t jit_rule(const uint8_t *code, size_t n, uint64_t start, uint64_t key)
 			break;
 		if (pc + len > key)     /* key inside it: a call, not returned yet */
 			return rsp_rule(&before);
-		if (frame)              /* rbp = rsp = CFA - off from here on */
+		if (s.fp)
 			return probe_rule_pack(PROBE_RULE_RBP, s.rbp_saved,
 					       -s.rbp_at, s.off);
 		pc += len;

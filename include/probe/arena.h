@@ -65,6 +65,10 @@ struct probe_rule_slot {
 	uint64_t rule;                  /* preload/cfi.c's packing */
 };
 
+struct probe_range {
+	uint64_t lo, hi;                /* [lo, hi) */
+};
+
 struct probe_slot {
 	uint32_t state;                 /* PROBE_SLOT_* */
 	uint32_t tid;                   /* as the process sees it */
@@ -101,7 +105,7 @@ struct probe_arena {
 	 */
 	uint32_t jit_seq;
 	uint32_t njit;                  /* <= PROBE_JIT_RANGES */
-	struct { uint64_t lo, hi; } jit[PROBE_JIT_RANGES];
+	struct probe_range jit[PROBE_JIT_RANGES];
 	struct probe_rule_slot rules[PROBE_RULE_SETS][PROBE_RULE_WAYS]
 		__attribute__((aligned(64)));
 	struct probe_slot slots[PROBE_ARENA_SLOTS];
