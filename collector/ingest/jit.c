@@ -133,7 +133,7 @@ static int published(const struct probe_arena *a, const struct probe_range *r, s
 {
 	if (n > PROBE_JIT_RANGES)
 		n = PROBE_JIT_RANGES;
-	return njit(a) == n && !memcmp(a->jit, r, n * sizeof *r);
+	return njit(a) == n && (!n || !memcmp(a->jit, r, n * sizeof *r));
 }
 
 /* Is all of r in a range the arena has now? */
