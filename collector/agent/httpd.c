@@ -6,17 +6,37 @@
  * profile is written and the connection resumed to send it.  So N seconds
  * of profile cost the agent nothing while nobody asks, and two scrapers
  * asking at once each get exactly their own window.
+ *
+ * Clients share the server without trusting each other (httpd.h's
+ * bounds).  libmicrohttpd does not look at a parked connection's socket,
+ * so a scraper killed mid-pull would hold its slot for up to an hour: the
+ * parked sockets sit in an epoll set of ours (with libmicrohttpd's epoll
+ * fd, so the agent waits on one fd) for EPOLLRDHUP, and a close drops the
+ * pull at once.  libmicrohttpd's timeout counts idleness, which a client
+ * sending a byte now and then never reaches, and its per-IP limit lumps
+ * every local user together as 127.0.0.1: so each connection is tracked
+ * here (struct conn) with its client and since when it waits for a whole
+ * request, and closed with shutdown(2) when a bound says so;
+ * libmicrohttpd then reads the end of it and cleans up as for any client
+ * that hangs up.
  */
 #include "httpd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,11 +44,27 @@
 #include "sink.h"
 #include "util.h"
 
-enum req_state { R_NEW, R_WAITING, R_READY };
+#define NS 1000000000ull
+#define MINUTE_NS (60 * NS)
+
+enum req_state { R_NEW, R_WAITING, R_READY, R_GONE };
+
+/* One connection, from libmicrohttpd's notice of its start to that of its
+ * end. */
+struct conn {
+	int fd;
+	char who[64];           /* its client: "uid 1000", "192.0.2.7", "2001:db8::/64" */
+	uint64_t since;         /* CLOCK_MONOTONIC ns: waiting for a request since */
+	int busy;               /* its request is whole: being answered, or a pull */
+	int shut;               /* closed by us; libmicrohttpd has yet to see it */
+	struct conn *prev, *next;
+};
 
 struct req {
 	enum req_state state;
 	struct MHD_Connection *conn;
+	struct conn *cn;        /* its connection (NULL: none known, client "?") */
+	int fd;                 /* in h->pfd while parked, else -1 */
 	struct sink *sink;
 	uint64_t due;           /* CLOCK_MONOTONIC ns */
 	uint32_t pid;           /* 0: any */
@@ -39,15 +75,80 @@ struct req {
 	struct req *prev, *next;
 };
 
+/* The bounds reached, by kind: each counted, and said once a minute. */
+enum limit { L_BUSY, L_EACH, L_CONNS, L_TOTAL, L_SLOW, L_KINDS };
+
+/* A line said at most once a minute: when last, and how often asked. */
+struct said {
+	const void *key;
+	uint64_t at, n;
+};
+
+#define MHD_SAID 16
+
 struct httpd {
 	struct MHD_Daemon *d;
-	int lfd, efd;
+	int lfd, efd;           /* listener, libmicrohttpd's epoll fd */
+	int pfd;                /* epoll: efd, and the parked pulls' sockets */
+	int nl;                 /* sock_diag netlink socket, -1: none */
+	uint32_t nlseq;
 	char where[128];
 	struct aprocs *procs;
 	struct symcache **syms;
 	struct req *waiting;    /* list of R_WAITING */
-	uint64_t served;
+	struct conn *conns;     /* newest first */
+	unsigned nopen;         /* conns not shut */
+	uint64_t next_sweep;    /* when the next request deadline falls */
+	uint64_t served, cancelled;
+	struct said limit[L_KINDS];
+	struct said mhd[MHD_SAID];      /* libmicrohttpd's messages; the last for any other */
+	int hush;               /* its next message is about a pull we dropped */
 };
+
+/* ---- said once a minute ------------------------------------------------- */
+
+/* Count one more; true when it may be said now (not said for a minute). */
+static int say_now(struct said *s, uint64_t now)
+{
+	s->n++;
+	if (s->at && now - s->at < MINUTE_NS)
+		return 0;
+	s->at = now;
+	return 1;
+}
+
+/* A bound reached by client who: counted, and said once a minute. */
+static void hit(struct httpd *h, enum limit k, const char *who)
+{
+	struct said *s = &h->limit[k];
+	if (!say_now(s, now_ns()))
+		return;
+	char what[256];
+	switch (k) {
+	case L_BUSY:
+		snprintf(what, sizeof(what), "a pull from %s refused (503): %d profiles were "
+			 "being taken, the most at once", who, HTTPD_CAPTURES);
+		break;
+	case L_EACH:
+		snprintf(what, sizeof(what), "a pull from %s refused (503): it was taking %d "
+			 "profiles, the most one client may", who, HTTPD_CAPTURES_EACH);
+		break;
+	case L_CONNS:
+		snprintf(what, sizeof(what), "a connection of %s closed: it had %d open, the "
+			 "most one client may", who, HTTPD_CONNECTIONS_EACH);
+		break;
+	case L_TOTAL:
+		snprintf(what, sizeof(what), "a connection of %s closed: %d were open, the most "
+			 "in all", who, HTTPD_CONNECTIONS);
+		break;
+	default:
+		snprintf(what, sizeof(what), "a connection of %s closed: no whole request "
+			 "within %d s", who, HTTPD_REQUEST_S);
+		break;
+	}
+	probe_warn("http: %s; %" PRIu64 " so far (counted on the index page; said once a "
+		   "minute at most)", what, s->n);
+}
 
 /* ---- binding ---------------------------------------------------------- */
 
@@ -107,6 +208,266 @@ static int bind_spec(const char *spec, char *where, size_t wcap)
 	return fd;
 }
 
+/* ---- clients: who is at the other end ---------------------------------- */
+
+/* One end of a TCP connection: an IPv4-mapped IPv6 address as IPv4. */
+struct endpoint {
+	int family;
+	uint16_t port;          /* network order */
+	uint32_t a[4];          /* network order; IPv4 in a[0], the rest 0 */
+};
+
+static int endpoint_of(int family, const void *addr, uint16_t port, struct endpoint *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->port = port;
+	if (family == AF_INET) {
+		e->family = AF_INET;
+		memcpy(e->a, addr, 4);
+	} else if (family == AF_INET6 && IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)addr)) {
+		e->family = AF_INET;
+		memcpy(e->a, (const uint8_t *)addr + 12, 4);
+	} else if (family == AF_INET6) {
+		e->family = AF_INET6;
+		memcpy(e->a, addr, 16);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static int endpoint_sa(const struct sockaddr_storage *ss, struct endpoint *e)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+		return endpoint_of(AF_INET, &s->sin_addr, s->sin_port, e);
+	}
+	const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+	return endpoint_of(ss->ss_family, &s->sin6_addr, s->sin6_port, e);
+}
+
+static int same_endpoint(const struct endpoint *x, const struct endpoint *y)
+{
+	return x->family == y->family && x->port == y->port && memcmp(x->a, y->a, 16) == 0;
+}
+
+/* sock_diag's answer m (whole in what was read): the uid of the socket
+ * it found when that is the client's own end (src peer, dst me: an exact
+ * lookup falls back on a listener of the peer's port), else -1. */
+static long diag_uid(const struct nlmsghdr *m, const struct endpoint *peer,
+		     const struct endpoint *me)
+{
+	if (m->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    m->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return -1;              /* NLMSG_ERROR: ENOENT, not a socket of this host */
+	const struct inet_diag_msg *d = NLMSG_DATA(m);
+	struct endpoint src, dst;
+	if (endpoint_of(d->idiag_family, d->id.idiag_src, d->id.idiag_sport, &src) < 0 ||
+	    endpoint_of(d->idiag_family, d->id.idiag_dst, d->id.idiag_dport, &dst) < 0 ||
+	    d->idiag_state == TCP_LISTEN || !same_endpoint(&src, peer) || !same_endpoint(&dst, me))
+		return -1;
+	return d->idiag_uid;
+}
+
+/* The uid owning the client's end of the connection peer -> me when that
+ * end is a socket of this host (in this network namespace): an exact
+ * sock_diag lookup, which the kernel answers before send() returns.  -1:
+ * a remote client, or no answer. */
+static long local_uid(struct httpd *h, const struct endpoint *peer, const struct endpoint *me)
+{
+	if (h->nl < 0 || peer->family != me->family)
+		return -1;
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 r;
+	} q;
+	memset(&q, 0, sizeof(q));
+	q.nh.nlmsg_len = sizeof(q);
+	q.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.nh.nlmsg_flags = NLM_F_REQUEST;
+	q.nh.nlmsg_seq = ++h->nlseq;
+	q.r.sdiag_family = (uint8_t)peer->family;
+	q.r.sdiag_protocol = IPPROTO_TCP;
+	q.r.idiag_states = ~0u;
+	q.r.id.idiag_sport = peer->port;
+	q.r.id.idiag_dport = me->port;
+	memcpy(q.r.id.idiag_src, peer->a, sizeof(peer->a));
+	memcpy(q.r.id.idiag_dst, me->a, sizeof(me->a));
+	q.r.id.idiag_cookie[0] = q.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (send(h->nl, &q, sizeof(q), 0) != (ssize_t)sizeof(q))
+		return -1;
+	for (;;) {
+		union {
+			struct nlmsghdr nh;
+			char b[2048];
+		} a;
+		ssize_t n = recv(h->nl, &a, sizeof(a), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			const struct nlmsghdr *m = (const struct nlmsghdr *)(a.b + off);
+			if (m->nlmsg_len < sizeof(*m) || m->nlmsg_len > (size_t)n - off)
+				return -1;
+			if (m->nlmsg_seq == q.nh.nlmsg_seq)
+				return diag_uid(m, peer, me);
+			off += NLMSG_ALIGN(m->nlmsg_len);
+		}
+	}
+}
+
+/* Who is at the other end of fd, into who: "uid N" for a socket of this
+ * host, else its address (an IPv6 one by its /64, which one host may
+ * hold whole), "?" when even that is not known. */
+static void client_of(struct httpd *h, int fd, char *who, size_t cap)
+{
+	struct sockaddr_storage ps, ms;
+	socklen_t pl = sizeof(ps), ml = sizeof(ms);
+	struct endpoint peer, me;
+	snprintf(who, cap, "?");
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ps, &pl) < 0 ||
+	    endpoint_sa(&ps, &peer) < 0)
+		return;
+	long uid = getsockname(fd, (struct sockaddr *)&ms, &ml) == 0 &&
+		   endpoint_sa(&ms, &me) == 0 ? local_uid(h, &peer, &me) : -1;
+	char s[INET6_ADDRSTRLEN];
+	if (uid >= 0) {
+		snprintf(who, cap, "uid %ld", uid);
+	} else if (peer.family == AF_INET) {
+		if (inet_ntop(AF_INET, peer.a, s, sizeof(s)))
+			snprintf(who, cap, "%s", s);
+	} else {
+		memset(&peer.a[2], 0, 8);
+		if (inet_ntop(AF_INET6, peer.a, s, sizeof(s)))
+			snprintf(who, cap, "%s/64", s);
+	}
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+/* Close cn: libmicrohttpd reads the end of it and cleans up as for a
+ * client that hung up (it has no call to close a connection itself). */
+static void shut(struct httpd *h, struct conn *cn)
+{
+	if (cn->shut)
+		return;
+	if (cn->fd >= 0)
+		shutdown(cn->fd, SHUT_RDWR);
+	cn->shut = 1;
+	h->nopen--;
+}
+
+/* Connections open of client who (any when NULL). */
+static unsigned open_of(const struct httpd *h, const char *who)
+{
+	unsigned n = 0;
+	for (const struct conn *cn = h->conns; cn; cn = cn->next)
+		n += !cn->shut && (!who || strcmp(cn->who, who) == 0);
+	return n;
+}
+
+/* The oldest open connection of who (anyone's when NULL) still short of a
+ * whole request; the list is newest first. */
+static struct conn *oldest_waiting(struct httpd *h, const char *who)
+{
+	struct conn *o = NULL;
+	for (struct conn *cn = h->conns; cn; cn = cn->next)
+		if (!cn->shut && !cn->busy && (!who || strcmp(cn->who, who) == 0) &&
+		    (!o || cn->since <= o->since))
+			o = cn;
+	return o;
+}
+
+/* Room for cn, a connection just opened: past its client's share, or past
+ * the total, the oldest connection still short of a whole request (its
+ * client's; anyone's for the total) is closed, cn itself when that is the
+ * one.  So a slow client only ever pushes out its own connections, or,
+ * when the server is full, the slowest. */
+static void admit(struct httpd *h, struct conn *cn)
+{
+	if (open_of(h, cn->who) > HTTPD_CONNECTIONS_EACH) {
+		hit(h, L_CONNS, cn->who);
+		shut(h, oldest_waiting(h, cn->who));    /* cn at least */
+	}
+	if (!cn->shut && h->nopen > HTTPD_CONNECTIONS) {
+		struct conn *o = oldest_waiting(h, NULL);
+		hit(h, L_TOTAL, o->who);
+		shut(h, o);
+	}
+}
+
+/* A new request is awaited on cn from now: whole within HTTPD_REQUEST_S. */
+static void awaiting(struct httpd *h, struct conn *cn, uint64_t now)
+{
+	cn->busy = 0;
+	cn->since = now;
+	if (now + HTTPD_REQUEST_S * NS < h->next_sweep)
+		h->next_sweep = now + HTTPD_REQUEST_S * NS;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct httpd *h = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+						MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct conn *cn = xcalloc(1, sizeof(*cn));
+		cn->fd = i ? i->connect_fd : -1;
+		client_of(h, cn->fd, cn->who, sizeof(cn->who));
+		awaiting(h, cn, now_ns());
+		cn->next = h->conns;
+		if (h->conns)
+			h->conns->prev = cn;
+		h->conns = cn;
+		h->nopen++;
+		*ctx = cn;
+		admit(h, cn);
+		return;
+	}
+	struct conn *cn = *ctx;
+	if (!cn)
+		return;
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		h->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	if (!cn->shut)
+		h->nopen--;
+	free(cn);
+	*ctx = NULL;
+}
+
+/* Close the connections that had HTTPD_REQUEST_S s for a whole request. */
+static void sweep(struct httpd *h, uint64_t now)
+{
+	if (now < h->next_sweep)
+		return;
+	uint64_t next = UINT64_MAX;
+	for (struct conn *cn = h->conns; cn; cn = cn->next) {
+		if (cn->busy || cn->shut)
+			continue;
+		uint64_t due = cn->since + HTTPD_REQUEST_S * NS;
+		if (due <= now) {
+			hit(h, L_SLOW, cn->who);
+			shut(h, cn);
+		} else if (due < next) {
+			next = due;
+		}
+	}
+	h->next_sweep = next;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+						MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
 /* ---- answers ---------------------------------------------------------- */
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const char *type,
@@ -138,6 +499,27 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char 
 	if (n < 0)
 		return MHD_NO;
 	return answer(c, code, "text/plain; charset=utf-8", s, (size_t)n, MHD_RESPMEM_MUST_FREE);
+}
+
+static uint64_t hits(const struct httpd *h, enum limit k)
+{
+	return h->limit[k].n;
+}
+
+/* What the bounds allow and what they refused, for whoever looks. */
+static void put_bounds(const struct httpd *h, FILE *f)
+{
+	fprintf(f, "<h2>Server</h2>\n<p>Pulls: %u being taken (at most %d at once, %d for one "
+		"client), %" PRIu64 " answered, %" PRIu64 " dropped as their client went away; "
+		"refused (503): %" PRIu64 " with every slot taken, %" PRIu64 " beyond a client's "
+		"%d.</p>\n", httpd_pending(h), HTTPD_CAPTURES, HTTPD_CAPTURES_EACH, h->served,
+		h->cancelled, hits(h, L_BUSY), hits(h, L_EACH), HTTPD_CAPTURES_EACH);
+	fprintf(f, "<p>Connections: %u open (at most %d, %d for one client; a whole request "
+		"within %d s); closed: %" PRIu64 " beyond a client's %d, %" PRIu64 " beyond %d "
+		"in all, %" PRIu64 " with no whole request in %d s.</p>\n", h->nopen,
+		HTTPD_CONNECTIONS, HTTPD_CONNECTIONS_EACH, HTTPD_REQUEST_S, hits(h, L_CONNS),
+		HTTPD_CONNECTIONS_EACH, hits(h, L_TOTAL), HTTPD_CONNECTIONS, hits(h, L_SLOW),
+		HTTPD_REQUEST_S);
 }
 
 static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
@@ -180,7 +562,9 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 			fputs("?", f);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n</body></html>\n", f);
+	fputs("</table>\n", f);
+	put_bounds(h, f);
+	fputs("</body></html>\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return text(c, 500, "out of memory\n");
@@ -196,6 +580,52 @@ static long number(const char *s, long lo, long hi)
 		return -1;
 	long v = strtol(s, &end, 10);
 	return v >= lo && v <= hi ? v : -1;
+}
+
+/* Profiles being taken for client who. */
+static unsigned pulls_of(const struct httpd *h, const char *who)
+{
+	unsigned n = 0;
+	for (const struct req *r = h->waiting; r; r = r->next)
+		n += strcmp(r->cn ? r->cn->who : "?", who) == 0;
+	return n;
+}
+
+/* r waits for its profile: libmicrohttpd leaves its connection alone, and
+ * its socket is watched here for the client hanging up. */
+static void park(struct httpd *h, struct req *r)
+{
+	r->state = R_WAITING;
+	r->next = h->waiting;
+	if (h->waiting)
+		h->waiting->prev = r;
+	h->waiting = r;
+	MHD_suspend_connection(r->conn);
+	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = r };
+	r->fd = r->cn ? r->cn->fd : -1;
+	if (r->fd >= 0 && epoll_ctl(h->pfd, EPOLL_CTL_ADD, r->fd, &ev) < 0)
+		r->fd = -1;     /* not watched: it waits its N seconds */
+}
+
+static void unlink_req(struct httpd *h, struct req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (h->waiting == r)
+		h->waiting = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+/* r waits no more: out of the list and of the watch (before libmicrohttpd
+ * takes its socket back, or closes it). */
+static void unpark(struct httpd *h, struct req *r)
+{
+	if (r->fd >= 0)
+		epoll_ctl(h->pfd, EPOLL_CTL_DEL, r->fd, NULL);
+	r->fd = -1;
+	unlink_req(h, r);
 }
 
 /* Start taking a profile for r, or answer why not. */
@@ -222,18 +652,22 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 			return text(c, 400, "comm: give a process name\n");
 		r->comm = xstrdup(comm);
 	}
-	if (httpd_pending(h) >= HTTPD_CAPTURES)
+	const char *who = r->cn ? r->cn->who : "?";
+	if (pulls_of(h, who) >= HTTPD_CAPTURES_EACH) {
+		hit(h, L_EACH, who);
+		return text(c, 503, "you (%s) are taking %d profiles already, the most one "
+			    "client may; try again when one is answered\n", who,
+			    HTTPD_CAPTURES_EACH);
+	}
+	if (httpd_pending(h) >= HTTPD_CAPTURES) {
+		hit(h, L_BUSY, who);
 		return text(c, 503, "%u profiles are being taken already; try again later\n",
 			    httpd_pending(h));
+	}
 	r->sink = sink_new(h->procs);
-	r->due = r->sink->start_mono + (uint64_t)secs * 1000000000ull;
+	r->due = r->sink->start_mono + (uint64_t)secs * NS;
 	r->conn = c;
-	r->state = R_WAITING;
-	r->next = h->waiting;
-	if (h->waiting)
-		h->waiting->prev = r;
-	h->waiting = r;
-	MHD_suspend_connection(c);
+	park(h, r);
 	return MHD_YES;
 }
 
@@ -244,12 +678,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct httpd *h = cls;
 	struct req *r = *con_cls;
 	if (!r) {
-		*con_cls = xcalloc(1, sizeof(struct req));
+		r = xcalloc(1, sizeof(struct req));
+		r->cn = conn_of(c);
+		r->fd = -1;
+		*con_cls = r;
 		return MHD_YES;
 	}
 	if (*upload_len) {
 		*upload_len = 0;        /* a body we do not read */
 		return MHD_YES;
+	}
+	if (r->cn)
+		r->cn->busy = 1;        /* whole: HTTPD_REQUEST_S is met */
+	if (r->state == R_GONE) {
+		h->hush = 1;            /* not the "internal error" it says next */
+		return MHD_NO;          /* its client hung up: close */
 	}
 	if (r->state == R_READY) {
 		h->served++;
@@ -272,26 +715,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		    "the processes at /\n", url);
 }
 
-static void unlink_req(struct httpd *h, struct req *r)
-{
-	if (r->prev)
-		r->prev->next = r->next;
-	else if (h->waiting == r)
-		h->waiting = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	r->prev = r->next = NULL;
-}
-
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
 	struct httpd *h = cls;
 	struct req *r = *con_cls;
+	struct conn *cn = conn_of(c);
+	if (cn)
+		awaiting(h, cn, now_ns());      /* keep-alive: the next request */
 	if (!r)
 		return;
 	if (r->state == R_WAITING)
-		unlink_req(h, r);
+		unpark(h, r);
 	sink_free(r->sink);
 	free(r->comm);
 	free(r->body);
@@ -299,21 +734,64 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* A client can make libmicrohttpd complain at will (a request cut short
+ * by hanging up): each of its messages at most once a minute. */
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
+	struct httpd *h = cls;
+	if (h->hush) {
+		h->hush = 0;
+		return;
+	}
+	struct said *s = &h->mhd[MHD_SAID - 1];
+	for (int i = 0; i < MHD_SAID - 1; i++)
+		if (!h->mhd[i].key || h->mhd[i].key == fmt) {
+			s = &h->mhd[i];
+			s->key = fmt;
+			break;
+		}
+	if (!say_now(s, now_ns()))
+		return;
 	char msg[512];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = 0;
-	probe_warn("http: %s", msg);
+	if (s->n > 1)
+		probe_warn("http: %s (seen %" PRIu64 " times; said once a minute at most)",
+			   msg, s->n);
+	else
+		probe_warn("http: %s", msg);
 }
 
 /* ---- the agent's side -------------------------------------------------- */
+
+/* The fd the agent waits on: libmicrohttpd's epoll fd, and the parked
+ * pulls' sockets beside it. */
+static int watch_start(struct httpd *h, int efd)
+{
+	h->efd = efd;
+	h->pfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = h };
+	return h->pfd < 0 || epoll_ctl(h->pfd, EPOLL_CTL_ADD, efd, &ev) < 0 ? -1 : 0;
+}
+
+/* sock_diag tells the local clients apart by user; without it they are
+ * all 127.0.0.1 (or ::1) to the bounds. */
+static void diag_start(struct httpd *h)
+{
+	h->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (h->nl < 0)
+		probe_warn("http: no sock_diag netlink socket (%s): the bounds of one client "
+			   "take all local users as one (their address); load the inet_diag "
+			   "module to tell them apart", strerror(errno));
+}
 
 struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcache **syms)
 {
 	struct httpd *h = xcalloc(1, sizeof(*h));
 	h->procs = procs;
 	h->syms = syms;
+	h->pfd = h->nl = -1;
+	h->next_sweep = UINT64_MAX;
 	h->lfd = bind_spec(spec, h->where, sizeof(h->where));
 	if (h->lfd < 0) {
 		free(h);
@@ -324,21 +802,26 @@ struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcach
 				MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
 				MHD_OPTION_LISTEN_SOCKET, h->lfd,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				/* Ours is HTTPD_CONNECTIONS (admit); room above it
+				 * for those shut and not yet cleaned up. */
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)(HTTPD_CONNECTIONS + 64),
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_IDLE_S,
 				MHD_OPTION_END);
 	const union MHD_DaemonInfo *i = h->d ? MHD_get_daemon_info(h->d,
 						MHD_DAEMON_INFO_EPOLL_FD) : NULL;
-	if (!i) {
+	if (!i || watch_start(h, i->epoll_fd) < 0) {
 		probe_err("--http %s: the HTTP server (libmicrohttpd) could not start", spec);
 		if (h->d)
 			MHD_stop_daemon(h->d);  /* closes lfd */
 		else
 			close(h->lfd);
+		if (h->pfd >= 0)
+			close(h->pfd);
 		free(h);
 		return NULL;
 	}
-	h->efd = i->epoll_fd;
+	diag_start(h);
 	return h;
 }
 
@@ -349,12 +832,31 @@ const char *httpd_where(const struct httpd *h)
 
 int httpd_fd(const struct httpd *h)
 {
-	return h->efd;
+	return h->pfd;
+}
+
+/* A pull whose client hung up: its slot is free now; libmicrohttpd,
+ * given the connection back, closes it (on_request says no). */
+static void cancel(struct httpd *h, struct req *r)
+{
+	unpark(h, r);
+	sink_free(r->sink);
+	r->sink = NULL;
+	r->state = R_GONE;
+	h->cancelled++;
+	MHD_resume_connection(r->conn);
 }
 
 void httpd_run(struct httpd *h)
 {
+	struct epoll_event evs[HTTPD_CAPTURES];
+	int n = epoll_wait(h->pfd, evs, HTTPD_CAPTURES, 0);
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.ptr != h)
+			cancel(h, evs[i].data.ptr);
+	sweep(h, now_ns());
 	MHD_run(h->d);
+	h->hush = 0;
 }
 
 int httpd_timeout(struct httpd *h)
@@ -366,6 +868,11 @@ int httpd_timeout(struct httpd *h)
 		ms = t > 60000 ? 60000 : (long)t;
 	for (struct req *r = h->waiting; r; r = r->next) {
 		long d = r->due > now ? (long)((r->due - now) / 1000000 + 1) : 0;
+		if (ms < 0 || d < ms)
+			ms = d;
+	}
+	if (h->next_sweep != UINT64_MAX) {
+		long d = h->next_sweep > now ? (long)((h->next_sweep - now) / 1000000 + 1) : 0;
 		if (ms < 0 || d < ms)
 			ms = d;
 	}
@@ -396,7 +903,7 @@ void httpd_tick(struct httpd *h, int final)
 		next = r->next;
 		if (!final && r->due > now)
 			continue;
-		unlink_req(h, r);
+		unpark(h, r);
 		r->failed = sink_pprof(r->sink, *h->syms, now, &r->body, &r->len) < 0;
 		sink_free(r->sink);
 		r->sink = NULL;
@@ -430,5 +937,8 @@ void httpd_stop(struct httpd *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);          /* closes lfd too */
+	close(h->pfd);
+	if (h->nl >= 0)
+		close(h->nl);
 	free(h);
 }

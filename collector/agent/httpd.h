@@ -11,10 +11,30 @@
  *     N seconds later, the gzipped pprof of what the processes sampled in
  *     those seconds (application/octet-stream); ?pid=P or ?comm=NAME takes
  *     one process, or the processes of that name (comm or executable).
- *     GET / and /debug/pprof/ list the processes seen (HTML).  Errors are
- *     text/plain: 400 for a bad argument, 404 for an unknown path or pid,
- *     405 for a method other than GET or HEAD, 503 with HTTPD_CAPTURES
- *     profiles already being taken.
+ *     GET / and /debug/pprof/ list the processes seen (HTML), and what the
+ *     bounds below refused.  Errors are text/plain: 400 for a bad
+ *     argument, 404 for an unknown path or pid, 405 for a method other
+ *     than GET or HEAD, 503 when a bound on pulls is reached.
+ *   - Clients who do not trust each other share the server; a client is
+ *     the uid owning the other end when that end is a socket of this host
+ *     (loopback, or one of the host's own addresses, in the agent's
+ *     network namespace: the kernel's sock_diag tells), else its address
+ *     (an IPv6 one by its /64).  Bounds:
+ *       . HTTPD_CAPTURES profiles taken at once, HTTPD_CAPTURES_EACH of
+ *         them for one client (503 beyond either);
+ *       . a pull whose client closed its connection (or shut its sending
+ *         half) is dropped as soon as the close arrives, its slot freed;
+ *       . HTTPD_CONNECTIONS connections open, HTTPD_CONNECTIONS_EACH for
+ *         one client: past either, the oldest connection (of that client,
+ *         or of anyone when all are taken) still short of a whole request
+ *         is closed to make room, or the new one when none is;
+ *       . a whole request within HTTPD_REQUEST_S seconds of the connection
+ *         opening, or of the previous answer on it, else it is closed (a
+ *         pull waiting its N seconds has its whole request: not concerned);
+ *         an answer that makes no progress for HTTPD_IDLE_S s is dropped.
+ *     Each bound reached is counted on the index page, and said on stderr
+ *     ("probe: warning: http: ...") at most once a minute for each kind;
+ *     libmicrohttpd's own messages at most once a minute each.
  *   - httpd_frame() gives every frame to the profiles being taken;
  *     httpd_tick() answers those that are due (now, or all with final:
  *     shutting down, with what they have).  Call httpd_run() when the fd
@@ -29,6 +49,11 @@
 #include "symbols.h"
 
 #define HTTPD_CAPTURES 16
+#define HTTPD_CAPTURES_EACH 4
+#define HTTPD_CONNECTIONS 256
+#define HTTPD_CONNECTIONS_EACH 32
+#define HTTPD_REQUEST_S 10
+#define HTTPD_IDLE_S 30
 #define HTTPD_MAX_SECONDS 3600
 
 struct httpd;
