@@ -11,11 +11,14 @@
  *   PROBE_EVENT   cpu-clock (default), task-clock, page-faults, ... cycles, ...
  *   PROBE_FREQ    Hz (default 999); PROBE_PERIOD wins when both are set
  *   PROBE_PERIOD  events per sample (nanoseconds for clock events)
- *   PROBE_SIGNAL  realtime signal number to sample with, as the kernel
- *                 delivers perf events' signals to other tools (F_SETSIG);
+ *   PROBE_SIGNAL  the signal to sample with, as the kernel delivers perf
+ *                 events' signals to other tools (F_SETSIG): a realtime
+ *                 one (RTMIN+N, SIGRTMIN+N or its number), or PROF
+ *                 (SIGPROF, which debuggers pass on without stopping);
  *                 unset: SIGTRAP from the kernel's perf sigtrap where it
- *                 has one and no debugger is attached (event.c says why),
- *                 else SIGRTMIN+6
+ *                 has one, SIGPROF when a debugger (any tracer) is
+ *                 attached at the start (event.c says why), else
+ *                 SIGRTMIN+6
  *   PROBE_KERNEL  unset or 1: sample kernel time too wherever the user may
  *                 (root, CAP_PERFMON, perf_event_paranoid <= 1), as perf
  *                 does; where the kernel refuses it (EACCES/EPERM), user
@@ -201,38 +204,44 @@ static void read_rate(void)
 	}
 }
 
+/* PROBE_SIGNAL's value as a signal number, or 0 if it names none we take. */
+static int parse_signal(const char *s)
+{
+	int lo = SIGRTMIN, hi = SIGRTMAX;
+	uint64_t v;
+
+	/* The spellings of kill -l: SIGRTMIN+N, RTMIN+N, SIGPROF, PROF. */
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	if (strcmp(s, "PROF") == 0)
+		return SIGPROF;
+	if (strcmp(s, "RTMIN") == 0)
+		return lo;
+	if (strncmp(s, "RTMIN+", 6) == 0) {
+		v = parse_u64(s + 6);
+		return v && v <= (uint64_t)(hi - lo) ? lo + (int)v : 0;
+	}
+	v = parse_u64(s);
+	return v == SIGPROF || (v >= (uint64_t)lo && v <= (uint64_t)hi) ? (int)v : 0;
+}
+
+/* The default (SIGRTMIN+6) until event.c chooses; PROBE_SIGNAL's if valid. */
 static void read_signal(void)
 {
 	const char *s = getenv("PROBE_SIGNAL");
-	int lo = SIGRTMIN, hi = SIGRTMAX;
-	uint64_t v;
+	int lo = SIGRTMIN, hi = SIGRTMAX, sig;
 
 	probe_cfg.signo = lo + 6 <= hi ? lo + 6 : lo;
 	if (!s || !*s)
 		return;
-	probe_cfg.signal_set = 1;
-	/* Also accept the spelling of kill -l: SIGRTMIN+N / RTMIN+N. */
-	if (strncmp(s, "SIG", 3) == 0)
-		s += 3;
-	if (strncmp(s, "RTMIN+", 6) == 0) {
-		v = parse_u64(s + 6);
-		if (v && v <= (uint64_t)(hi - lo)) {
-			probe_cfg.signo = lo + (int)v;
-			return;
-		}
-	} else if (strcmp(s, "RTMIN") == 0) {
-		probe_cfg.signo = lo;
+	sig = parse_signal(s);
+	if (sig) {
+		probe_cfg.signo = sig;
+		probe_cfg.signal_set = 1;
 		return;
-	} else {
-		v = parse_u64(s);
-		if (v >= (uint64_t)lo && v <= (uint64_t)hi) {
-			probe_cfg.signo = (int)v;
-			return;
-		}
 	}
-	probe_msg("PROBE_SIGNAL='%.32s' is not a realtime signal (%d to %d); "
-		  "using %d (SIGRTMIN+6)", getenv("PROBE_SIGNAL"), lo, hi,
-		  probe_cfg.signo);
+	probe_msg("PROBE_SIGNAL='%.32s' is not a realtime signal (%d to %d, "
+		  "RTMIN+N) or PROF; ignoring it", s, lo, hi);
 }
 
 /* Kernel samples by default (see the header); the event decides later. */
@@ -403,8 +412,12 @@ int probe_signal_from_event(int sig, const siginfo_t *si)
 		return 0;
 	if (probe_cfg.trap)
 		return si->si_code == TRAP_PERF;
-	/* F_SETSIG signals carry the poll band's code (POLL_IN...): > 0. */
-	return si->si_code > 0;
+	/*
+	 * F_SETSIG signals carry the poll band's code (POLL_IN, POLL_HUP).
+	 * Not SI_KERNEL (also > 0): that is the kernel's own, setitimer's
+	 * SIGPROF for one, the program's when SIGPROF is ours.
+	 */
+	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP;
 }
 
 uint64_t probe_nominal_period(void)

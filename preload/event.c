@@ -21,15 +21,28 @@
  *     way back to user space.  Nothing else is involved, and the ring is
  *     told to wake nobody (watermark = the whole ring).
  *   - F_SETSIG: the event wakes up on every sample and the wakeup is turned
- *     into our realtime signal, directed at the thread (F_SETOWN_EX +
- *     F_OWNER_TID; plain F_SETOWN would let any thread take it).  The
- *     kernel raises that wakeup from irq_work, i.e. a self-IPI per sample;
- *     in a VM each IPI is a VM exit.  Measured on the 2-core KVM guest this
+ *     into our signal (realtime, or SIGPROF), directed at the thread
+ *     (F_SETOWN_EX + F_OWNER_TID; plain F_SETOWN would let any thread
+ *     take it).  The kernel raises that wakeup from irq_work, i.e. a
+ *     self-IPI per sample; in a VM each IPI is a VM exit.  Measured on the 2-core KVM guest this
  *     was written on, cpu-clock at 10 kHz, per sample: the overflow alone
  *     13 us, + F_SETSIG signal 11.5 us, + sigtrap signal 2.5 us.
  *   F_SETSIG is used when PROBE_SIGNAL names a signal, when the kernel
- *   refuses sigtrap, and under a debugger (a tracer stops the program on
- *   every SIGTRAP and takes it for a breakpoint of its own).
+ *   refuses sigtrap (SIGRTMIN+6), and under a debugger (SIGPROF).  A
+ *   tracer sees every signal before the program: gdb takes a SIGTRAP for
+ *   a breakpoint of its own and stops the program at any other signal
+ *   but a few it passes on quietly by default (SIGPROF, SIGIO, SIGALRM,
+ *   SIGCHLD, SIGURG, SIGWINCH, SIGVTALRM: `info signals`).  Of those,
+ *   SIGPROF, the profiling signal: SIGIO is our guard for a full realtime
+ *   queue (handler.c), and the others are the program's more often.
+ *   SIGPROF is not queued: a pending one stands for every overflow until
+ *   it is taken (the handler drains all the rings), and the program's
+ *   own SIGPROF (setitimer's: SI_KERNEL) is told from ours by its code
+ *   and goes to the program (signals.c).  The choice is made once, at the
+ *   start (TracerPid is the debugger's from the exec on, through the
+ *   shell gdb starts it with), and kept by fork children and threads; a
+ *   debugger attached later sees the samples' SIGTRAPs (PROBE_SIGNAL=PROF
+ *   avoids that).
  *
  * The ring adapts to the locked-memory budget (perf_event_mlock_kb per CPU
  * for the user, then RLIMIT_MEMLOCK per process): 1 metadata page + 1 data
@@ -299,14 +312,12 @@ static int traced(void)
 	return p && strtol(p + 10, NULL, 10) != 0;
 }
 
-void probe_event_choose_signal(void)
+/* Does this kernel take sigtrap (5.13+)?  The same event, never enabled. */
+static int sigtrap_ok(void)
 {
 	struct perf_event_attr attr;
 	int fd;
 
-	if (probe_cfg.signal_set || probe_cfg.timer || traced())
-		return;
-	/* The same event, never enabled: does this kernel take sigtrap? */
 	memset(&attr, 0, sizeof attr);
 	attr.size = sizeof attr;
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -319,10 +330,22 @@ void probe_event_choose_signal(void)
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return;         /* too old (EINVAL, E2BIG), or no perf at all */
+		return 0;       /* too old (EINVAL, E2BIG), or no perf at all */
 	probe_sys_close(fd);
-	probe_cfg.trap = 1;
-	probe_cfg.signo = SIGTRAP;
+	return 1;
+}
+
+void probe_event_choose_signal(void)
+{
+	/* PROBE_SIGNAL's stays, debugger or not (main.c's hints use this). */
+	probe_cfg.debugger = traced();
+	if (!probe_cfg.signal_set && probe_cfg.debugger) {
+		probe_cfg.signo = SIGPROF;      /* the timers' too */
+	} else if (!probe_cfg.signal_set && !probe_cfg.timer && sigtrap_ok()) {
+		probe_cfg.trap = 1;
+		probe_cfg.signo = SIGTRAP;
+	}
+	probe_cfg.one_pending = !probe_cfg.trap && probe_cfg.signo < SIGRTMIN;
 }
 
 int probe_event_enable(struct probe_thread *t)

@@ -344,8 +344,8 @@ static struct probe_thread *ours(const siginfo_t *si, unsigned *ev)
 		return t && si->si_value.sival_ptr == (void *)t && t->timer >= 0 ?
 		       t : NULL;
 	}
-	if (si->si_code <= 0)
-		return NULL;
+	if (!probe_signal_from_event(probe_cfg.signo, si))
+		return NULL;    /* kill, sigqueue, setitimer's SIGPROF (SI_KERNEL) */
 	t = probe_current_thread();
 	if (!t || __atomic_load_n(&t->ev[0].sigfd, __ATOMIC_ACQUIRE) < 0)
 		return NULL;
@@ -382,8 +382,20 @@ static int take(struct probe_thread *t, unsigned ev, void *uc)
 			probe_timer_arm(t);
 		return 1;
 	}
-	if (t->ev[ev].data_pages)
-		return probe_drain_ring(t, ev, uc);
+	if (t->ev[ev].data_pages) {
+		int n = probe_drain_ring(t, ev, uc);
+
+		/*
+		 * SIGPROF (not queued): another event's signal, pending when
+		 * this one was sent, merged with it.  Its samples are most
+		 * often from the same kernel entry, at this RIP; the others
+		 * keep their IP, as a ring's older records do.
+		 */
+		for (unsigned i = 0; probe_cfg.one_pending && i < PROBE_EVENTS_MAX; i++)
+			if (i != ev && t->ev[i].data_pages)
+				n += probe_drain_ring(t, i, uc);
+		return n;
+	}
 	sample_uc(t, ev, uc, probe_nominal_period());
 	return 1;
 }

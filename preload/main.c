@@ -42,6 +42,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -80,6 +81,26 @@ static uint64_t deadline(void)
 	return d;
 }
 
+/*
+ * How to move probe off a signal the program uses too.  Under a debugger
+ * a realtime signal stops the program at every sample unless the debugger
+ * is told to pass it on (gdb names realtime signals by number: SIG40).
+ */
+static const char *other_signal(void)
+{
+	static char buf[256];
+	int sig = SIGRTMIN + 6 != probe_cfg.signo ? 6 : 7;
+
+	if (!probe_cfg.debugger)
+		return "set PROBE_SIGNAL to a realtime signal the program does "
+		       "not use";
+	snprintf(buf, sizeof buf, "set PROBE_SIGNAL to a realtime signal the "
+		 "program does not use, and tell the debugger to pass it on "
+		 "quietly: PROBE_SIGNAL=RTMIN+%d and gdb's 'handle SIG%d nostop "
+		 "noprint'", sig, SIGRTMIN + sig);
+	return buf;
+}
+
 /* Say once what went wrong, counted.  Normal context (the end of exit). */
 static void final_messages(void)
 {
@@ -107,14 +128,14 @@ static void final_messages(void)
 		probe_msg("the program installed its own handler for signal %d, "
 			  "which probe samples with; probe kept sampling and "
 			  "passed the signals that are not its own to the "
-			  "program's handler (set PROBE_SIGNAL to a realtime "
-			  "signal the program does not use)", probe_cfg.signo);
+			  "program's handler (%s)", probe_cfg.signo,
+			  other_signal());
 	if (__atomic_load_n(&probe_block_attempts, __ATOMIC_RELAXED))
 		probe_msg("the program blocks signal %d, which probe samples "
 			  "with; probe kept it deliverable so those threads stayed "
 			  "profiled, and held the program's own signal %d until it "
-			  "unblocked it (set PROBE_SIGNAL to a realtime signal the "
-			  "program does not use)", probe_cfg.signo, probe_cfg.signo);
+			  "unblocked it (%s)", probe_cfg.signo, probe_cfg.signo,
+			  other_signal());
 	if (__atomic_load_n(&probe_sigio_seen, __ATOMIC_RELAXED))
 		probe_msg("the realtime signal queue was full (ulimit -i): "
 			  "samples arrived as SIGIO instead, which probe took; "

@@ -89,6 +89,11 @@ struct probe_config {
 	int signo;              /* the profiling signal: SIGTRAP when trap */
 	int signal_set;         /* PROBE_SIGNAL was given */
 	int trap;               /* perf events signal with sigtrap (event.c) */
+	int debugger;           /* traced at the start (SIGPROF unless
+				   PROBE_SIGNAL says otherwise: event.c) */
+	int one_pending;        /* signo is not realtime: pending signals
+				   merge, so one may stand for several
+				   overflows (handler.c drains every ring) */
 	int kernel;             /* sample kernel time too (PROBE_KERNEL) */
 	int kernel_asked;       /* PROBE_KERNEL=1 given (F_SETSIG: still on) */
 	int kernel_why;         /* !kernel: PROBE_HELLO_KWHY_*, in HELLO */

@@ -8,7 +8,8 @@
  * within 10 ms and undoes.)
  *
  * Signals we hold (probe_signal_take):
- *   - PROBE_SIG_CHAIN: our profiling signal and SIGIO.  Our handler stays
+ *   - PROBE_SIG_CHAIN: our profiling signal (SIGTRAP, a realtime one, or
+ *     SIGPROF under a debugger: event.c) and SIGIO.  Our handler stays
  *     installed whatever the program does; what the program installs is
  *     kept as its view: sigaction's oldact and signal()'s return value
  *     report it back, and probe_signal_chain() gives it every signal that
@@ -250,16 +251,13 @@ void probe_signal_chain(int sig, siginfo_t *si, void *uc)
 			return;
 		/*
 		 * Late ones of our closed events and timers (SI_TIMER) are
-		 * dropped: only a signal someone sent on purpose gets the
-		 * default action, as without us.  With sigtrap, "on purpose"
-		 * includes the program's own traps (int3: SI_KERNEL).
+		 * dropped: any other signal gets the default action, as
+		 * without us: kill, sigqueue, and the kernel's own (the
+		 * program's traps under sigtrap, int3: SI_KERNEL; its
+		 * setitimer's SIGPROF when SIGPROF is ours, under a debugger).
 		 */
 		if (sig == probe_cfg.signo && si &&
-		    (probe_cfg.trap ? si->si_code == TRAP_PERF ||
-				      si->si_code == SI_TIMER :
-				      si->si_code != SI_USER &&
-				      si->si_code != SI_QUEUE &&
-				      si->si_code != SI_TKILL))
+		    (probe_signal_from_event(sig, si) || si->si_code == SI_TIMER))
 			return;
 		if (default_ignores(sig))
 			return;
