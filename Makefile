@@ -125,6 +125,11 @@ $(BUILD)/tests/gt_%: tests/gt_%.c
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
 
+# A hostile client speaks the wire protocol itself (tests/97-trust.t).
+$(BUILD)/tests/gt_liar: tests/gt_liar.c $(wildcard include/probe/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
+
 $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm

@@ -287,6 +287,8 @@ static void on_note(void *ctx, enum ingest_note kind, const char *msg)
 	case INGEST_REFUSED:
 	case INGEST_NOFILE:
 	case INGEST_ARENA:
+	case INGEST_UNVERIFIED:
+	case INGEST_LIMIT:
 		probe_warn("%s", msg);
 		break;
 	default:
@@ -527,6 +529,7 @@ int cmd_agent(int argc, char **argv)
 		return rc;
 	struct agent a = { .o = &o, .sfd = -1 };
 	a.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.lfd_tag = &tag_listen,
 				.what = "profiled", .quiet = 1, .ctx = &a, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	sigset_t mask, old;

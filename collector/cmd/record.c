@@ -924,6 +924,7 @@ static int serve(struct record_opts *o)
 {
 	struct recorder r = { .o = o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .spare_fd = -1, .uid = geteuid(),
+				.lfd_tag = &tag_listen,
 				.what = "recorded", .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	int listening = 0;
@@ -975,6 +976,7 @@ int cmd_record(int argc, char **argv)
 
 	struct recorder r = { .o = &o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.lfd_tag = &tag_listen,
 				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened };
 	char *lib = NULL, *dir = NULL, *sock = NULL;

@@ -489,6 +489,7 @@ int cmd_top(int argc, char **argv)
 
 	struct top t = { .o = &o, .sfd = -1, .ep2 = { .rfd = -1, .saved = -1 } };
 	t.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+				.lfd_tag = &tag_listen,
 				.what = "watched", .quiet = 1, .ctx = &t, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);

@@ -5,6 +5,7 @@
 #include "ingest.h"
 
 #include "arena_read.h"
+#include "scrub.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +63,7 @@ void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial)
 		close(c->pidfd);
 	}
 	cfi_maps_clear(&c->maps);
+	peer_free(&c->peer);
 	probe_stream_free(&c->s);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -139,12 +141,18 @@ void ingest_deliver(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t
 {
 	char err[PROBE_ERR_MAX];
 	struct probe_msg m;
+	const uint8_t *out = f;
 	if (probe_decode_frame(f, len, &m, &in->sc, err) < 0) {
 		ingest_note(in, INGEST_ARENA, "process %ld: a frame made from its arena does "
 		     "not decode (%s); dropped", (long)c->pid, err);
 		return;
 	}
-	in->frame(in->ctx, c, &m, f, len);
+	int scrubbed = m.type == PROBE_F_SAMPLES ? scrub_samples(in, c, &m, &out, &len) : 0;
+	if (scrubbed < 0)
+		return;
+	in->frame(in->ctx, c, &m, out, len);
+	if (scrubbed)
+		free((void *)out);
 }
 
 static int process_alive(int pidfd)
@@ -255,8 +263,16 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 			     "ignoring its data", (long)c->pid, probe_frame_type_name(m.type));
 			return -1;
 		}
+		if (!peer_pid_ok(&c->peer, m.pid)) {
+			in->bad_pid++;
+			ingest_note(in, INGEST_BAD_DATA, "process %ld (uid %ld) calls itself process %"
+				    PRIu32 ", which it is not; ignoring its data", (long)c->pid,
+				    (long)c->uid, m.pid);
+			return -1;
+		}
 		c->hello = 1;
 		c->wire_pid = m.pid;
+		c->hide_kernel = c->peer.untrusted && !peer_kallsyms_ok(&c->peer);
 	}
 	if (m.type == PROBE_F_INFO || m.type == PROBE_F_JIT) {
 		/* The recording's header and JIT names are the collector's to write. */
@@ -277,15 +293,26 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 			arena_read(in, c, m.u.sync.time_ns, 0);
 		return 0;
 	}
+	const uint8_t *out = f;
+	int scrubbed = 0;
+	if (m.type == PROBE_F_MAP)
+		scrubbed = scrub_map(in, c, &m, &out, &len);
+	else if (m.type == PROBE_F_SAMPLES)
+		scrubbed = scrub_samples(in, c, &m, &out, &len);
+	if (scrubbed < 0)
+		return 0;       /* cannot be rewritten: dropped */
 	if (m.type == PROBE_F_HELLO) {
 		cfi_maps_clear(&c->maps);
 		attach_arena(in, c);
-	} else if (m.type == PROBE_F_MAP) {
+	} else if (m.type == PROBE_F_MAP && !(scrubbed && m.u.map.path[0] == '[')) {
+		/* Rules are learned only from a file the kernel confirmed. */
 		cfi_maps_add(&c->maps, m.u.map.start, m.u.map.end, m.u.map.bias,
 			     m.u.map.build_id, m.u.map.build_id_len, m.u.map.path);
 		arena_seed_rules(c);
 	}
-	in->frame(in->ctx, c, &m, f, len);
+	in->frame(in->ctx, c, &m, out, len);
+	if (scrubbed)
+		free((void *)out);
 	if (m.type == PROBE_F_EXIT && !c->dead) {
 		c->exit_seen = 1;
 		(void)send(c->fd, "A", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -389,9 +416,14 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 	go_quiet(in, c);
 }
 
+static void resume_accepting(struct ingest *in);
+static void say_lost(struct ingest *in);
+
 void ingest_poll(struct ingest *in)
 {
 	unsigned asked = 0;
+	resume_accepting(in);
+	say_lost(in);
 	in->last_poll = now_ns();
 	for (struct ingest_conn *c = in->conns; c; c = c->next) {
 		/* What it sent before its samples, all of it (its SYNCs). */
@@ -405,34 +437,140 @@ void ingest_poll(struct ingest *in)
 
 int ingest_timeout(struct ingest *in)
 {
-	if (!in->narenas)
+	uint64_t now = now_ns(), due = UINT64_MAX;
+	if (in->narenas) {
+		uint64_t ms = in->learning ? INGEST_POLL_LEARN_MS : INGEST_POLL_MS;
+		due = in->last_poll + ms * 1000000ull;
+	}
+	if (in->paused_until && in->paused_until < due)
+		due = in->paused_until;
+	if (due == UINT64_MAX)
 		return -1;
-	uint64_t ms = in->learning ? INGEST_POLL_LEARN_MS : INGEST_POLL_MS;
-	uint64_t due = in->last_poll + ms * 1000000ull, now = now_ns();
 	return now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+}
+
+/* Say once a minute at most how many connections were lost to what. */
+static void say_lost(struct ingest *in)
+{
+	uint64_t now = now_ns();
+	if (in->nofile > in->nofile_said && now - in->nofile_said_at >= INGEST_SAY_NS) {
+		ingest_note(in, INGEST_NOFILE, "too many open files: %" PRIu64 " connection%s "
+			    "could not be %s (raise the limit: ulimit -n, or LimitNOFILE= for "
+			    "the service)", in->nofile - in->nofile_said,
+			    in->nofile - in->nofile_said == 1 ? "" : "s", in->what);
+		in->nofile_said = in->nofile;
+		in->nofile_said_at = now;
+	}
+}
+
+/*
+ * Out of fds: drop one pending connection with the spare (its process
+ * counts its samples lost), then stop accepting for a while.  accept4
+ * fails with EMFILE whether or not a connection is pending, so going on
+ * would spin (ingest.h).
+ */
+static void out_of_fds(struct ingest *in)
+{
+	if (in->spare_fd >= 0) {
+		close(in->spare_fd);
+		int x = accept4(in->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (x >= 0) {
+			close(x);
+			in->nofile++;
+		}
+		in->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	say_lost(in);
+	if (!in->lfd_tag)
+		return;
+	in->pause_ms = in->pause_ms ? in->pause_ms * 2 : INGEST_PAUSE_MIN_MS;
+	if (in->pause_ms > INGEST_PAUSE_MAX_MS)
+		in->pause_ms = INGEST_PAUSE_MAX_MS;
+	if (!in->paused_until)
+		epoll_ctl(in->ep, EPOLL_CTL_DEL, in->lfd, NULL);
+	in->paused_until = now_ns() + in->pause_ms * 1000000ull;
+}
+
+/* Accepting again after a pause (ingest_poll). */
+static void resume_accepting(struct ingest *in)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = in->lfd_tag };
+	if (!in->paused_until || now_ns() < in->paused_until)
+		return;
+	in->paused_until = 0;
+	epoll_ctl(in->ep, EPOLL_CTL_ADD, in->lfd, &ev);
+	ingest_accept_all(in);
+}
+
+/* Is c over its user's or its process's share of root's agent?  Why, or NULL. */
+static const char *over_share(struct ingest *in, pid_t pid, uid_t uid)
+{
+	unsigned by_uid = 0, by_pid = 0;
+	if (!in->any_uid || uid == in->uid)
+		return NULL;
+	for (struct ingest_conn *o = in->conns; o; o = o->next) {
+		by_uid += o->uid == uid;
+		by_pid += o->pid == pid;
+	}
+	if (by_pid >= INGEST_PID_CONNS)
+		return "connections of one process";
+	if (by_uid >= INGEST_UID_CONNS)
+		return "connections of one user";
+	return NULL;
+}
+
+static void refuse_over_share(struct ingest *in, int fd, pid_t pid, uid_t uid, const char *what)
+{
+	uint64_t now = now_ns();
+	close(fd);
+	in->limited++;
+	if (now - in->limited_said_at < INGEST_SAY_NS)
+		return;
+	in->limited_said_at = now;
+	ingest_note(in, INGEST_LIMIT, "refused process %ld of uid %ld: over the %s %s may "
+		    "hold (%u per process, %u per user; %" PRIu64 " refused so far)",
+		    (long)pid, (long)uid, what, in->what[0] == 'r' ? "the recording" : "the agent",
+		    INGEST_PID_CONNS, INGEST_UID_CONNS, in->limited);
+}
+
+static struct ingest_conn *conn_new(struct ingest *in, int fd, pid_t pid, uid_t uid)
+{
+	struct ingest_conn *c = xcalloc(1, sizeof(*c));
+	c->fd = fd;
+	c->seq = ++in->accepted;
+	c->pid = pid;
+	c->uid = uid;
+	c->arena_fd = -1;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (probe_stream_init(&c->s) < 0)
+		probe_oom();
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+	if (peer_init(&c->peer, fd, pid, uid) < 0 ||
+	    epoll_ctl(in->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		ingest_note(in, INGEST_UNWATCHED, "cannot watch process %ld's connection: %s",
+		     (long)pid, strerror(errno));
+		probe_stream_free(&c->s);
+		if (c->pidfd >= 0)
+			close(c->pidfd);
+		close(fd);
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 void ingest_accept_all(struct ingest *in)
 {
-	for (;;) {
+	while (!in->paused_until) {
 		int fd = accept4(in->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if ((errno == EMFILE || errno == ENFILE) && in->spare_fd >= 0) {
-				/* Out of fds: take the connection with the spare and drop it,
-				 * or it would wake us forever; its process counts it lost. */
-				close(in->spare_fd);
-				int x = accept4(in->lfd, NULL, NULL, SOCK_CLOEXEC);
-				if (x >= 0)
-					close(x);
-				in->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-				ingest_note(in, INGEST_NOFILE, "too many open files: a process could not "
-				     "be %s", in->what);
-				continue;
-			}
+			if (errno == EMFILE || errno == ENFILE)
+				out_of_fds(in);
 			return;         /* EAGAIN, or nothing we can do now */
 		}
+		in->pause_ms = 0;
 		pid_t pid = -1;
 		uid_t uid = (uid_t)-1;
 		if (usock_peer(fd, &pid, &uid) < 0) {
@@ -447,24 +585,14 @@ void ingest_accept_all(struct ingest *in)
 			close(fd);
 			continue;
 		}
-		struct ingest_conn *c = xcalloc(1, sizeof(*c));
-		c->fd = fd;
-		c->seq = ++in->accepted;
-		c->pid = pid;
-		c->uid = uid;
-		c->arena_fd = -1;
-		c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (probe_stream_init(&c->s) < 0)
-			probe_oom();
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (epoll_ctl(in->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			ingest_note(in, INGEST_UNWATCHED, "cannot watch process %ld's connection: %s",
-			     (long)pid, strerror(errno));
-			probe_stream_free(&c->s);
-			close(fd);
-			free(c);
+		const char *over = over_share(in, pid, uid);
+		if (over) {
+			refuse_over_share(in, fd, pid, uid, over);
 			continue;
 		}
+		struct ingest_conn *c = conn_new(in, fd, pid, uid);
+		if (!c)
+			continue;
 		c->next = in->conns;
 		if (in->conns)
 			in->conns->prev = c;

@@ -53,6 +53,18 @@
  *     owner decides where it goes, or drops it.
  *   - ingest_raise_nofile() lifts RLIMIT_NOFILE to its hard limit: many
  *     processes may connect at once (call it after forking the command).
+ *   - Out of descriptors (EMFILE, ENFILE), ingest_accept_all() takes one
+ *     pending connection with the spare fd and drops it, then stops
+ *     accepting: lfd leaves ep (lfd_tag is its data.ptr, to put it back)
+ *     for INGEST_PAUSE_MIN_MS, doubling while it lasts; ingest_timeout()
+ *     counts the pause and ingest_poll() ends it.  It never spins; the
+ *     connections lost are counted (nofile) and said once a minute at most.
+ *   - What a process says is believed as far as the kernel confirms it
+ *     (peer.h, scrub.h): its HELLO must name its own pid in its own PID
+ *     namespace; with any_uid, a peer of another uid gets its MAPs
+ *     checked and, if it could not read kernel symbols itself, its kernel
+ *     frames unnamed; it may hold INGEST_UID_CONNS connections per uid and
+ *     INGEST_PID_CONNS per process.
  */
 #ifndef PROBE_INGEST_H
 #define PROBE_INGEST_H
@@ -62,6 +74,7 @@
 #include <sys/types.h>
 
 #include "cfi_learn.h"
+#include "peer.h"
 #include "wire_decode.h"
 
 /* Reads per connection per wakeup, so one busy process cannot starve others. */
@@ -75,7 +88,22 @@ enum ingest_note {
 	INGEST_NOFILE,          /* out of fds: a connection was dropped */
 	INGEST_UNWATCHED,       /* epoll_ctl failed for a new connection */
 	INGEST_ARENA,           /* an arena that cannot be read */
+	INGEST_UNVERIFIED,      /* a MAP the kernel does not confirm (scrub.h) */
+	INGEST_LIMIT,           /* a connection over its user's or process's share */
 };
+
+/*
+ * Root's agent (any_uid) among users: what one uid other than ours, and
+ * one process, may hold of it at once (connections, each with its arena
+ * of PROBE_ARENA_SIZE bytes mapped).  More are refused, counted, and said
+ * at most once a minute.
+ */
+#define INGEST_UID_CONNS 256
+#define INGEST_PID_CONNS 8
+/* Out of descriptors: stop accepting for this long, doubling up to the max. */
+#define INGEST_PAUSE_MIN_MS 50
+#define INGEST_PAUSE_MAX_MS 2000
+#define INGEST_SAY_NS (60ull * 1000000000)
 
 /*
  * How often arenas are read (ms), while any is attached; every ms while
@@ -102,6 +130,8 @@ struct ingest_conn {
 	int exit_seen;          /* an EXIT frame came */
 	int quiet;              /* ep wakes us for its end only (ingest.quiet) */
 	struct cfi_maps maps;   /* its objects, for learning frame rules */
+	struct peer peer;       /* what the kernel says of it (peer.h) */
+	int hide_kernel;        /* may not read kernel symbols: scrub.h */
 	struct probe_stream s;
 	struct ingest_conn *prev, *next;
 };
@@ -121,6 +151,16 @@ struct ingest {
 	int quiet;                      /* read connections that have an arena on
 					   the poll, not when data arrives */
 	int any_uid;                    /* root's host agent: every uid may connect */
+	void *lfd_tag;                  /* lfd's epoll data.ptr (to pause accepting) */
+	uint64_t paused_until;          /* out of fds: not accepting until then */
+	unsigned pause_ms;
+	uint64_t nofile, nofile_said;   /* connections lost to EMFILE; ... when said */
+	uint64_t nofile_said_at;
+	uint64_t limited, limited_said_at;      /* refused over a share (INGEST_LIMIT) */
+	uint64_t unverified;            /* MAPs made "[unverified]" (scrub.h) */
+	uint64_t unverified_said_at;
+	uint64_t kernel_hidden;         /* SAMPLES frames whose kernel frames were hidden */
+	uint64_t bad_pid;               /* HELLOs that claimed another pid */
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		      const uint8_t *f, size_t len);

@@ -30,6 +30,8 @@
 #define REFRESH_MAX_NS (1000ull * 1000000)
 #define LOOK_EVERY_NS (1000ull * 1000000)
 #define LINE_MAX_BYTES 4096
+#define MAP_READ_MAX (256u * 1024)      /* perf map bytes read a poll, at most */
+#define MAP_READ_FINAL (64u << 20)      /* ... and at the process's end */
 #define DUMP_READS 4096                 /* jitdump records a poll, at most */
 #define DUMP_NAMES_MAX (1u << 20)       /* code_index -> name kept for MOVE */
 #define FUNCS_MAX (1u << 20)            /* named functions kept for rules */
@@ -220,27 +222,16 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 /* ---- opening the runtime's files ---------------------------------------- */
 
 /*
- * Open a file the runtime wrote: through the process's root (its mount
- * namespace) while it lives, else as we see it, when that is the same
- * namespace.  A regular file of the process's uid or root's only.
+ * Open a file the runtime wrote, as its user would (peer.h): through the
+ * process's root while it lives, else as we see it when it is in our PID
+ * namespace; no symlink followed on the way; a regular file of the
+ * process's own uid only (not root's: a user must not get root's files
+ * named, nor another root process's map read by claiming its pid).
  */
 static int open_owned(const struct ingest_conn *c, const char *path)
 {
-	char *p = xasprintf("/proc/%ld/root%s", (long)c->pid, path);
-	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-
-	free(p);
-	if (fd < 0 && (uint32_t)c->pid == c->wire_pid)
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (st.st_uid != c->uid && st.st_uid != 0)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return peer_open(&c->peer, (uint32_t)c->pid == c->wire_pid, path,
+			 PEER_NOSYMLINKS | PEER_OWNED);
 }
 
 static void look(struct ingest_conn *c, struct jit_watch *jw)
@@ -345,20 +336,34 @@ static void map_line(const struct out *o, struct jit_watch *jw)
 	jw->line_len = 0;
 }
 
-/* The perf map's new lines (a line not ended yet waits for its end). */
-static void read_map(const struct out *o, struct jit_watch *jw)
+/*
+ * The perf map's new lines (a line not ended yet waits for its end), at
+ * most MAP_READ_MAX bytes a poll (MAP_READ_FINAL at the process's end,
+ * when Java writes its map): the file's offset keeps our place, and a
+ * huge or sparse map costs each poll that much, not the collector's loop
+ * for as long as the file is.  Each read is cut at its newlines with
+ * memchr: a map of zeros costs little more than reading it.
+ */
+static void read_map(const struct out *o, struct jit_watch *jw, int final)
 {
 	char buf[16384];
 	ssize_t got;
+	size_t left = final ? MAP_READ_FINAL : MAP_READ_MAX;
 
-	while ((got = read(jw->map_fd, buf, sizeof buf)) > 0)
-		for (ssize_t i = 0; i < got; i++) {
-			if (buf[i] == '\n') {
+	while (left && (got = read(jw->map_fd, buf, left < sizeof buf ? left : sizeof buf)) > 0) {
+		const char *p = buf, *end = buf + got;
+		left -= (size_t)got;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *stop = nl ? nl : end;
+			size_t n = (size_t)(stop - p), room = LINE_MAX_BYTES - jw->line_len;
+			memcpy(jw->line + jw->line_len, p, n < room ? n : room);
+			jw->line_len += n < room ? n : room;
+			if (nl)
 				map_line(o, jw);
-			} else if (jw->line_len < LINE_MAX_BYTES) {
-				jw->line[jw->line_len++] = buf[i];
-			}
+			p = stop + (nl != NULL);
 		}
+	}
 }
 
 /* ---- jitdump (the format of perf's tools/perf/util/jitdump.h) ---------- */
@@ -573,7 +578,7 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 	}
 	struct out o = { in, c, jw, a };
 	if (jw->map_fd >= 0)
-		read_map(&o, jw);
+		read_map(&o, jw, final);
 	if (jw->dump_fd >= 0)
 		read_dump(&o, jw);
 	if (um->n && !final)

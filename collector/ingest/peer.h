@@ -1,0 +1,76 @@
+/*
+ * peer.h - what the kernel vouches for about a connected process, and
+ * doing things on its behalf with no more than its own rights.
+ *
+ * Why: root's `probe agent` serves users who do not trust each other.
+ * Whatever a process says (its pid, the files it maps, the addresses of
+ * its frames) is believed only as far as the kernel confirms it, so that
+ * a user learns through probe nothing they could not read themselves.
+ *
+ * Contract:
+ *   - peer_init() takes the connection's credentials (SO_PEERCRED: pid,
+ *     uid, gid; SO_PEERGROUPS: its groups), as the kernel has them in our
+ *     namespaces.  A peer is "untrusted" when its uid is not ours: only
+ *     root's agent takes such connections, and only then are its MAPs
+ *     checked (a peer of our own uid could read all we read).
+ *   - peer_pid_ok() is 1 when wire_pid is the pid the process has in its
+ *     own PID namespace (the last NSpid of /proc/PID/status): a HELLO
+ *     cannot claim another process's pid.
+ *   - peer_open() opens path as the process sees it (through
+ *     /proc/PID/root, with no magic link followed; no symlink at all with
+ *     PEER_NOSYMLINKS), with the peer's file-system uid, gid and groups
+ *     when it is untrusted (setfsuid on this thread only): what the peer
+ *     could not open, we do not.  With PEER_OWNED the file must be a
+ *     regular file of the peer's uid.  Where the process's root cannot be
+ *     reached (it has ended) and it is in our PID namespace, path as we
+ *     see it, the same way.  -1 with errno.
+ *   - peer_map_check() checks a MAP of an untrusted peer: the process
+ *     maps a file at start (/proc/PID/maps, re-read when start is not in
+ *     the copy kept), path opened as the peer is that file (device and
+ *     inode), and it returns the file's own GNU build-id (*bid_len 0:
+ *     none).  1 verified, 0 not (why, for a message).
+ *   - peer_kallsyms_ok() is 1 when the process could read kernel symbol
+ *     addresses itself, by the kernel's rule for /proc/kallsyms
+ *     (kallsyms_show_value: kptr_restrict 0 and perf_event_paranoid <= 1,
+ *     or kptr_restrict <= 1 and CAP_SYSLOG).
+ *   - peer_free() frees what peer_init and peer_map_check kept.
+ */
+#ifndef PROBE_PEER_H
+#define PROBE_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probe/wire.h"
+
+#define PEER_GROUPS_MAX 256
+
+#define PEER_NOSYMLINKS 0x1
+#define PEER_OWNED 0x2
+
+struct peer_vma {
+	uint64_t lo, hi;
+	uint64_t dev, ino;      /* makedev(major, minor) as /proc/PID/maps says */
+};
+
+struct peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	int untrusted;
+	int ngroups;            /* -1: unknown (no groups are used) */
+	gid_t groups[PEER_GROUPS_MAX];
+	struct peer_vma *vmas;  /* its file mappings, last read */
+	size_t nvmas, vcap;
+};
+
+int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid);
+int peer_pid_ok(const struct peer *p, uint32_t wire_pid);
+int peer_open(const struct peer *p, int same_pidns, const char *path, int flags);
+int peer_map_check(struct peer *p, int same_pidns, uint64_t start, const char *path,
+		   uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len, const char **why);
+int peer_kallsyms_ok(const struct peer *p);
+void peer_free(struct peer *p);
+
+#endif
