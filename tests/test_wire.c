@@ -3,6 +3,7 @@
  * garbage input.  Encodes with wire.h's helpers (the writer libprobe uses),
  * decodes with collector/data/wire_decode.c (the one decoder).
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,11 +126,151 @@ out:
 	return frames;
 }
 
+
+/* ---- damaged recordings: resynchronisation in linear time ------------- */
+
+/* A frame of type and size bytes (header included, body filler) and its
+ * CRC-32 at d; returns the bytes written. */
+static size_t put_frame_crc(uint8_t *d, unsigned type, size_t size, uint8_t filler)
+{
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, d, size);
+	size_t at = probe_frame_begin(&w, type, 7);
+	while (w.len < size)
+		probe_put_u8(&w, filler);
+	probe_frame_end(&w, at);
+	uLong c = crc32(0L, d, (uInt)size);
+	for (int i = 0; i < 4; i++)
+		d[size + i] = (uint8_t)(c >> (8 * i));
+	return size + PROBE_FILE_CRC;
+}
+
+struct resync_run {
+	uint64_t at[64];        /* offsets of the frames found */
+	int n;
+	uint64_t crc_bytes, moved, skipped, pending;
+};
+
+/*
+ * Split p[0..n) (a recording's body, CRCs after frames) as recfile_read
+ * does, fed piece bytes at a time: what does not check out is skipped a
+ * byte at a time, frames are not decoded.
+ */
+static void resync_split(const uint8_t *p, size_t n, size_t piece, struct resync_run *out)
+{
+	struct probe_stream s;
+	char err[PROBE_ERR_MAX];
+	const uint8_t *f;
+	size_t flen, fed = 0;
+	memset(out, 0, sizeof(*out));
+	probe_stream_init(&s);
+	s.crc = 1;
+	for (;;) {
+		int r = probe_stream_next(&s, &f, &flen, err);
+		if (r == 1) {
+			if (out->n < 64)
+				out->at[out->n++] = s.consumed - flen - PROBE_FILE_CRC;
+			s.resync = 0;
+			continue;
+		}
+		if (r < 0) {
+			s.resync = 1;
+			probe_stream_skip(&s, 1);
+			continue;
+		}
+		if (fed == n) {
+			if (s.eof || probe_stream_pending(&s) < PROBE_FRAME_HDR)
+				break;
+			s.eof = 1;
+			continue;
+		}
+		size_t avail, k;
+		uint8_t *dst = probe_stream_space(&s, &avail);
+		k = n - fed < piece ? n - fed : piece;
+		k = k < avail ? k : avail;
+		memcpy(dst, p + fed, k);
+		probe_stream_commit(&s, k);
+		fed += k;
+	}
+	out->crc_bytes = s.crc_bytes;
+	out->moved = s.moved;
+	out->skipped = s.skipped;
+	out->pending = probe_stream_pending(&s);
+	probe_stream_free(&s);
+}
+
+static void test_resync(void)
+{
+	/* 3 MiB of frame headers claiming 1 MiB each (the issue's file, with a
+	 * plausible type: every 8th byte could start a frame), then frames. */
+	const size_t junk = 3u << 20, cap = junk + 2 * PROBE_FRAME_MAX + 4096;
+	uint8_t *b = malloc(cap);
+	for (size_t i = 0; i < junk; i += 8)
+		memcpy(b + i, "\x00\x00\x10\x00\x01\x00\x00\x00", 8);
+	size_t n = junk, planted[3];
+	planted[0] = n;
+	n += put_frame_crc(b + n, PROBE_F_THREAD, 40, 'a');
+	memset(b + n, 0x55, 1000);              /* damage between two frames */
+	n += 1000;
+	planted[1] = n;
+	n += put_frame_crc(b + n, PROBE_F_MAP, PROBE_FRAME_MAX, 'b');   /* the largest */
+	b[n - 7] ^= 1;                          /* its CRC fails: not found */
+	memcpy(b + n, "\x00\x00\x10\x00\x01\x00\x00\x00", 8);
+	n += 8 + 3;
+	planted[2] = n;
+	n += put_frame_crc(b + n, PROBE_F_LOST, 28, 'c');
+	memcpy(b + n, "\x30\x00\x00\x00\x01\x00\x00\x00", 8);     /* cut short */
+	n += 8;
+
+	struct resync_run r;
+	resync_split(b, n, 65536, &r);
+	ok(r.n == 2 && r.at[0] == planted[0] && r.at[1] == planted[2],
+	   "damage: the intact frames after 3 MiB of frame headers are found, the "
+	   "one whose CRC fails is not (%d found)", r.n);
+	ok(r.crc_bytes <= 3 * (uint64_t)n,
+	   "damage: %" PRIu64 " bytes run through CRC-32 for %zu read (at most 3 "
+	   "times; a CRC at every 8th byte over its size: 100,000 times)",
+	   r.crc_bytes, n);
+	ok(r.moved <= 2 * (uint64_t)n,
+	   "damage: %" PRIu64 " bytes moved in the buffer for %zu read (at most twice)",
+	   r.moved, n);
+	ok(r.skipped + r.pending == n - 40 - 28 - 2 * PROBE_FILE_CRC && r.pending < 12,
+	   "damage: every other byte skipped (%" PRIu64 "), but for the last %" PRIu64
+	   " (too few for a frame)", r.skipped, r.pending);
+
+	/* The CRC of a window from the kept CRCs is the CRC: frames of every
+	 * size after damage, fed in odd pieces (the buffer moves under them). */
+	size_t m = 0, nplant = 0;
+	size_t sizes[] = { 12, 13, 1023, 1024, 1025, 4097, 65536, 300000, 12, 777 };
+	unsigned seed = 99;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (int k = 0; k < 3000; k++) {
+			seed = seed * 1103515245 + 12345;
+			b[m++] = (uint8_t)(seed >> 16);
+		}
+		b[0] = 0xff;                    /* the first check fails */
+		planted[nplant < 3 ? nplant : 2] = m;
+		r.at[nplant] = m;
+		nplant++;
+		m += put_frame_crc(b + m, PROBE_F_THREAD + (unsigned)i % 3, sizes[i],
+				   (uint8_t)i);
+	}
+	uint64_t want[16];
+	memcpy(want, r.at, nplant * sizeof(want[0]));
+	resync_split(b, m, 4093, &r);
+	int same = r.n == (int)nplant;
+	for (size_t i = 0; same && i < nplant; i++)
+		same = r.at[i] == want[i];
+	ok(same, "damage: %zu frames of 12 bytes to 300,000 among random bytes, "
+	   "checked from the kept CRCs, all found (%d)", nplant, r.n);
+	free(b);
+}
+
 int main(void)
 {
 	char err[PROBE_ERR_MAX];
 	int pending = 0;
-	plan(30);
+	plan(35);
 
 	size_t n = make_stream(buf, sizeof(buf));
 	ok(n > 0, "encoder produced a stream of %zu bytes", n);
@@ -437,5 +578,6 @@ int main(void)
 		}
 		ok(clean, "22000 mutated and random streams decoded without a crash");
 	}
+	test_resync();
 	return done();
 }

@@ -20,6 +20,7 @@
 #include "cmdopt.h"
 #include "format.h"
 #include "outfile.h"
+#include "recfile.h"
 #include "resolve.h"
 #include "symbols.h"
 #include "util.h"
@@ -133,171 +134,19 @@ static int parse_keys(const char *s, struct report_opts *o, int *by_event)
 	return 0;
 }
 
+/* One frame of the recording into the tables. */
+static void add_frame(void *a, struct probe_msg *m)
+{
+	agg_add(a, m);
+}
+
 /*
- * Damaged recordings (a flipped byte, a short write on a full disk and
- * later appends) are read as a log is: what does not decode is skipped a
- * byte at a time until a frame decodes again (while skipping, only a frame
- * of a known type with flags 0 is taken for one), and the reader reports
- * the damaged parts once at the end.  The stream's offsets are the file's.
+ * The whole stream of one file into a; 0, or -1 after a message.  Damage
+ * is skipped and said once (recfile.h), in time linear in the file's size.
  */
-struct damage {
-	uint64_t regions, bytes, first;
-	uint64_t frames;        /* frames read, in all */
-	int in;                 /* skipping now */
-};
-
-static void skip_byte(struct probe_stream *s, struct damage *d, uint64_t at)
-{
-	if (!d->in) {
-		d->in = 1;
-		if (!d->regions++)
-			d->first = at;
-	}
-	d->bytes++;
-	s->off++;
-	s->consumed++;
-}
-
-static int plausible(const uint8_t *f)
-{
-	unsigned type = (unsigned)f[4] | (unsigned)f[5] << 8;
-	return type > 0 && type < PROBE_F_TYPE_MAX && type != PROBE_F_SYNC &&
-	       f[6] == 0 && f[7] == 0;
-}
-
-/* Every whole frame buffered in s into a, skipping what does not decode. */
-static uint64_t take_frames(struct probe_stream *s, struct probe_scratch *sc,
-			    struct agg *a, struct damage *d)
-{
-	uint64_t taken = 0;
-	char err[PROBE_ERR_MAX];
-	struct probe_msg m;
-	for (;;) {
-		uint64_t at = s->consumed;
-		size_t off = s->off;
-		const uint8_t *f;
-		size_t flen;
-		int r = probe_stream_next(s, &f, &flen, err);
-		if (r == 0)
-			return taken;
-		if (r == 1 && (!d->in || plausible(f)) &&
-		    probe_decode_frame(f, flen, &m, sc, err) == 0) {
-			d->in = 0;
-			agg_add(a, &m);
-			taken++;
-			continue;
-		}
-		/* Back to the bad frame's first byte, then one further. */
-		if (r == 1) {
-			s->off = off;
-			s->consumed = at;
-		}
-		skip_byte(s, d, at);
-	}
-}
-
-/* The whole stream of one file into a; 0, or -1 after a message. */
 static int read_frames(const char *file, int fd, struct agg *a)
 {
-	char err[PROBE_ERR_MAX];
-	uint8_t hdr[PROBE_FILE_HDR];
-	size_t have = 0;
-	while (have < sizeof(hdr)) {
-		ssize_t n = read(fd, hdr + have, sizeof(hdr) - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			probe_err("%s: cannot read: %s", file, strerror(errno));
-			return -1;
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
-	if (have == 0) {
-		probe_err("%s: empty file, not a probe recording", file);
-		return -1;
-	}
-	if (have < sizeof(hdr) && memcmp(hdr, PROBE_FILE_MAGIC, have < 8 ? have : 8) == 0) {
-		probe_err("%s: only %zu bytes, too short for a probe recording", file, have);
-		return -1;
-	}
-	uint32_t version;
-	if (probe_file_header_check(hdr, have, &version, err) < 0) {
-		probe_err("%s: %s", file, err);
-		return -1;
-	}
-
-	struct probe_stream s;
-	struct probe_scratch sc;
-	if (probe_stream_init(&s) < 0 || probe_scratch_init(&sc) < 0)
-		probe_oom();
-	s.consumed = PROBE_FILE_HDR;    /* so the decoder's offsets are file offsets */
-	s.crc = version == PROBE_FILE_VERSION;
-	struct damage d = { 0 };
-	int rc = 0;
-	for (;;) {
-		size_t avail;
-		uint8_t *space = probe_stream_space(&s, &avail);
-		ssize_t n = avail ? read(fd, space, avail) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			probe_err("%s: cannot read: %s", file, strerror(errno));
-			rc = -1;
-			break;
-		}
-		if (n == 0)
-			break;
-		probe_stream_commit(&s, (size_t)n);
-		d.frames += take_frames(&s, &sc, a, &d);
-	}
-	/*
-	 * At the end, a frame that wants more bytes than are left is a last
-	 * frame cut short, or damage with good frames after it: look for them
-	 * in a copy of what is left (frames found are kept; if none is, it was
-	 * a truncated tail).
-	 */
-	size_t tail = probe_stream_pending(&s);
-	uint64_t tail_at = s.consumed;
-	if (rc == 0 && tail >= PROBE_FRAME_HDR) {
-		struct probe_stream t;
-		struct damage dd = d;
-		uint64_t taken = 0;
-		if (probe_stream_init(&t) < 0)
-			probe_oom();
-		t.consumed = s.consumed;
-		t.crc = s.crc;
-		probe_stream_feed(&t, s.buf + s.off, tail);
-		/* What is at the front wants more than is left: not a frame. */
-		while (probe_stream_pending(&t) >= PROBE_FRAME_HDR) {
-			skip_byte(&t, &dd, t.consumed);
-			taken += take_frames(&t, &sc, a, &dd);
-		}
-		if (taken) {
-			d = dd;
-			d.frames += taken;
-			tail = probe_stream_pending(&t);
-			tail_at = t.consumed;
-		}
-		probe_stream_free(&t);
-	}
-	if (rc == 0 && d.regions && !d.frames) {
-		probe_err("%s: not one frame of it can be read (%" PRIu64 " bytes after the "
-			  "header are damaged or not a probe stream)", file, d.bytes);
-		rc = -1;
-	} else if (d.regions)
-		probe_warn("%s: %" PRIu64 " damaged part%s of the recording (%" PRIu64
-			   " bytes in all, the first at byte %" PRIu64 ") could not be read; "
-			   "skipped to the next intact frame, and reporting the rest",
-			   file, d.regions, d.regions == 1 ? "" : "s", d.bytes, d.first);
-	if (rc == 0 && tail)
-		probe_warn("%s: the recording is truncated: its last frame is cut short "
-			   "(%zu bytes at byte %" PRIu64 " ignored); reporting what precedes it",
-			   file, tail, tail_at);
-	probe_stream_free(&s);
-	probe_scratch_free(&sc);
-	return rc;
+	return recfile_read(file, fd, add_frame, a);
 }
 
 struct agg *report_load(const char *file, int keep_samples)

@@ -15,12 +15,154 @@
 #include <string.h>
 #include <zlib.h>
 
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* ---- CRCs of damaged bytes ----------------------------------------- */
+
+/*
+ * Skipping damage a byte at a time checks a frame's CRC at every byte, and
+ * each check ran over the frame's size, up to PROBE_FRAME_MAX: quadratic
+ * (3 MiB of frame headers took 85 s).  Instead, from the first CRC that
+ * does not match, the stream keeps pre[i], the CRC-32 of its bytes from
+ * there to buffer index i, each computed once; CRC-32 being linear, the
+ * CRC of a window [p, q) follows in constant time (zlib's crc32_combine,
+ * solved for its second part):
+ *
+ *     crc(buf[p..q)) = pre[q] ^ (x^(8(q-p)) * pre[p] mod P)
+ *
+ * Polynomials are 32-bit words, reflected as zlib keeps them: bit 31 is
+ * x^0.  x^(8n) for n up to PROBE_FRAME_MAX is the product of two table
+ * entries, x^(8 (n % 1024)) and x^(8 * 1024 (n / 1024)).
+ */
+#define CRC_POLY 0xedb88320u
+#define POW_SPLIT 1024u
+#define STREAM_CAP_MAX (2 * PROBE_STREAM_CAP)
+
+struct probe_crcidx {
+	uint32_t table[256];                    /* bytewise CRC-32 */
+	uint32_t pow_lo[POW_SPLIT];             /* x^(8n), n < 1024 */
+	uint32_t pow_hi[PROBE_FRAME_MAX / POW_SPLIT + 1];       /* n = 1024 j */
+	uint32_t pre[STREAM_CAP_MAX + 1];       /* valid from..to (if on) */
+	size_t from, to;
+	int on;
+};
+
+/* a * b mod P: 32 steps of shift-and-add, b times x at each. */
+static uint32_t gf2_mul(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+	for (unsigned i = 0; i < 32; i++) {
+		if (a & (0x80000000u >> i))
+			p ^= b;
+		b = b & 1 ? (b >> 1) ^ CRC_POLY : b >> 1;
+	}
+	return p;
+}
+
+static struct probe_crcidx *crcidx_new(void)
+{
+	struct probe_crcidx *ci = malloc(sizeof(*ci));
+	if (!ci)
+		return NULL;
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ CRC_POLY : c >> 1;
+		ci->table[i] = c;
+	}
+	const uint32_t x8 = 0x80000000u >> 8;
+	ci->pow_lo[0] = 0x80000000u;            /* x^0 */
+	for (unsigned i = 1; i < POW_SPLIT; i++)
+		ci->pow_lo[i] = gf2_mul(ci->pow_lo[i - 1], x8);
+	uint32_t step = gf2_mul(ci->pow_lo[POW_SPLIT - 1], x8);
+	ci->pow_hi[0] = 0x80000000u;
+	for (unsigned j = 1; j < sizeof(ci->pow_hi) / sizeof(ci->pow_hi[0]); j++)
+		ci->pow_hi[j] = gf2_mul(ci->pow_hi[j - 1], step);
+	ci->on = 0;
+	return ci;
+}
+
+/* pre[] on to buffer index q, a byte at a time. */
+static void crcidx_extend(struct probe_stream *s, size_t q)
+{
+	struct probe_crcidx *ci = s->ci;
+	uint32_t r = ~ci->pre[ci->to];
+	for (size_t i = ci->to; i < q; i++) {
+		r = ci->table[(r ^ s->buf[i]) & 0xff] ^ (r >> 8);
+		ci->pre[i + 1] = ~r;
+	}
+	if (q > ci->to) {
+		s->crc_bytes += q - ci->to;
+		ci->to = q;
+	}
+}
+
+/* CRC-32 of buffer [p, q), both within pre[]'s range. */
+static uint32_t crcidx_window(const struct probe_crcidx *ci, size_t p, size_t q)
+{
+	size_t n = q - p;
+	uint32_t xn = gf2_mul(ci->pow_hi[n / POW_SPLIT], ci->pow_lo[n % POW_SPLIT]);
+	return ci->pre[q] ^ gf2_mul(xn, ci->pre[p]);
+}
+
+/* The buffer moved its bytes from off to the front: pre[] follows them. */
+static void crcidx_shift(struct probe_stream *s, size_t off)
+{
+	struct probe_crcidx *ci = s->ci;
+	if (!ci || !ci->on)
+		return;
+	if (ci->to < off) {
+		ci->on = 0;
+		return;
+	}
+	size_t from = ci->from > off ? ci->from : off;
+	memmove(ci->pre + (from - off), ci->pre + from,
+		(ci->to - from + 1) * sizeof(ci->pre[0]));
+	ci->from = from - off;
+	ci->to -= off;
+}
+
+/*
+ * Whether the frame of size bytes at off matches the CRC after it.  A
+ * frame where pre[] reaches is checked from it; another directly, and if
+ * that fails (damage begins), pre[] starts there: a direct check fails at
+ * most once per stretch that pre[] then covers, so each byte is run through
+ * CRC-32 a few times at most.
+ */
+static int crc_matches(struct probe_stream *s, uint32_t size)
+{
+	size_t p = s->off, q = p + size;
+	uint32_t want = le32(s->buf + q);
+	struct probe_crcidx *ci = s->ci;
+	if (ci && ci->on && p >= ci->from && p <= ci->to) {
+		crcidx_extend(s, q);
+		return crcidx_window(ci, p, q) == want;
+	}
+	s->crc_bytes += size;
+	if (crc32(0L, s->buf + p, size) == want)
+		return 1;
+	if (!ci)
+		ci = s->ci = crcidx_new();      /* NULL: checked directly, slower */
+	if (ci) {
+		ci->on = 1;
+		ci->from = ci->to = p;
+		ci->pre[p] = 0;                 /* CRC-32 of nothing */
+		crcidx_extend(s, q);
+	}
+	return 0;
+}
+
 /* ---- frame splitting ------------------------------------------------ */
 
 int probe_stream_init(struct probe_stream *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->buf = malloc(PROBE_STREAM_CAP);
+	s->cap = PROBE_STREAM_CAP;
+	s->buf = malloc(s->cap);
 	return s->buf ? 0 : -1;
 }
 
@@ -28,6 +170,8 @@ void probe_stream_free(struct probe_stream *s)
 {
 	free(s->buf);
 	s->buf = NULL;
+	free(s->ci);
+	s->ci = NULL;
 }
 
 /* Move the unread tail to the front so the buffer has room for a frame. */
@@ -35,18 +179,40 @@ static void stream_compact(struct probe_stream *s)
 {
 	if (s->off == 0)
 		return;
-	memmove(s->buf, s->buf + s->off, s->len - s->off);
-	s->len -= s->off;
+	size_t off = s->off;
+	memmove(s->buf, s->buf + off, s->len - off);
+	s->moved += s->len - off;
+	s->len -= off;
 	s->off = 0;
+	crcidx_shift(s, off);
+}
+
+/*
+ * Room for whole bytes at off.  While skipping damage the buffer holds
+ * twice the largest frame, so that it moves only once off has passed
+ * PROBE_STREAM_CAP bytes: each move is paid for by the bytes passed.
+ */
+static void make_room(struct probe_stream *s, size_t whole)
+{
+	if (s->off + whole <= s->cap)
+		return;
+	if (s->resync && s->cap < STREAM_CAP_MAX) {
+		uint8_t *b = realloc(s->buf, STREAM_CAP_MAX);
+		if (b) {
+			s->buf = b;
+			s->cap = STREAM_CAP_MAX;
+			if (s->off + whole <= s->cap)
+				return;
+		}
+	}
+	stream_compact(s);
 }
 
 uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail)
 {
-	if (s->off == s->len)
-		s->off = s->len = 0;    /* all taken: nothing to move */
-	if (s->len == PROBE_STREAM_CAP || s->off > PROBE_STREAM_CAP / 2)
+	if (s->len == s->cap || s->off > s->cap / 2 || s->off == s->len)
 		stream_compact(s);
-	*avail = PROBE_STREAM_CAP - s->len;
+	*avail = s->cap - s->len;
 	return s->buf + s->len;
 }
 
@@ -66,12 +232,6 @@ size_t probe_stream_feed(struct probe_stream *s, const void *data, size_t n)
 	return n;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -83,14 +243,51 @@ static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
 	va_end(ap);
 }
 
+int probe_frame_plausible(const uint8_t *f)
+{
+	unsigned type = (unsigned)f[4] | (unsigned)f[5] << 8;
+	return type > 0 && type < PROBE_F_TYPE_MAX && type != PROBE_F_SYNC &&
+	       f[6] == 0 && f[7] == 0;
+}
+
+/* Whether a frame of a plausible size and header can start at p. */
+static int can_start(const uint8_t *p)
+{
+	uint32_t size = le32(p);
+	return size >= PROBE_FRAME_HDR && size <= PROBE_FRAME_MAX &&
+	       probe_frame_plausible(p);
+}
+
+/*
+ * While resynchronising, pass over the bytes where no frame can start, in
+ * one loop (before a frame's body is waited for or its CRC run over it);
+ * 1 when one could start at off, 0 when too few bytes are left to tell.
+ */
+static int resync_scan(struct probe_stream *s)
+{
+	size_t off = s->off, end = s->len;
+	while (end - off >= PROBE_FRAME_HDR && !can_start(s->buf + off))
+		off++;
+	s->skipped += off - s->off;
+	s->consumed += off - s->off;
+	s->off = off;
+	return end - off >= PROBE_FRAME_HDR;
+}
+
 int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 		      size_t *len, char err[PROBE_ERR_MAX])
 {
 	size_t have = s->len - s->off;
+	s->last = 0;
 	if (have < PROBE_FRAME_HDR) {
 		stream_compact(s);
 		return 0;
 	}
+	if (s->resync && !resync_scan(s)) {
+		stream_compact(s);
+		return 0;
+	}
+	have = s->len - s->off;
 	const uint8_t *p = s->buf + s->off;
 	uint32_t size = le32(p);
 	if (size < PROBE_FRAME_HDR || size > PROBE_FRAME_MAX) {
@@ -101,20 +298,42 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 	}
 	size_t whole = size + (s->crc ? PROBE_FILE_CRC : 0);
 	if (have < whole) {
-		if (s->off + whole > PROBE_STREAM_CAP)
-			stream_compact(s);
+		if (s->eof) {
+			seterr(err, "frame at byte %" PRIu64 " of %zu bytes is cut short "
+			       "at %zu", s->consumed, whole, have);
+			return -1;
+		}
+		make_room(s, whole);
 		return 0;
 	}
-	if (s->crc && crc32(0L, p, size) != le32(p + size)) {
+	if (s->crc && !crc_matches(s, size)) {
 		seterr(err, "frame at byte %" PRIu64 " does not match its checksum: "
 		       "corrupt", s->consumed);
 		return -1;
 	}
-	*frame = p;
+	*frame = s->buf + s->off;
 	*len = size;
 	s->off += whole;
 	s->consumed += whole;
+	s->last = whole;
 	return 1;
+}
+
+void probe_stream_unget(struct probe_stream *s)
+{
+	s->off -= s->last;
+	s->consumed -= s->last;
+	s->last = 0;
+}
+
+void probe_stream_skip(struct probe_stream *s, size_t n)
+{
+	if (n > s->len - s->off)
+		n = s->len - s->off;
+	s->skipped += n;
+	s->off += n;
+	s->consumed += n;
+	s->last = 0;
 }
 
 size_t probe_stream_pending(const struct probe_stream *s)
@@ -387,152 +606,148 @@ static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
 	return 0;
 }
 
-int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
-		       struct probe_scratch *sc, char err[PROBE_ERR_MAX])
+/* probe_decode_frame's fields, read through r: where r stops, it stopped. */
+static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
+			struct probe_scratch *sc, char err[PROBE_ERR_MAX], struct rd *r)
 {
-	if (len < PROBE_FRAME_HDR || len > PROBE_FRAME_MAX || le32(frame) != len) {
-		seterr(err, "frame size %zu does not match its header", len);
-		return -1;
-	}
-	struct rd r = { frame + 4, frame + len, 1 };
 	memset(m, 0, sizeof(*m));
-	m->type = (unsigned)rd_le(&r, 2);
-	uint16_t flags = (uint16_t)rd_le(&r, 2); /* HELLO's only, so far */
-	m->pid = (uint32_t)rd_le(&r, 4);
+	m->type = (unsigned)rd_le(r, 2);
+	uint16_t flags = (uint16_t)rd_le(r, 2); /* HELLO's only, so far */
+	m->pid = (uint32_t)rd_le(r, 4);
 	sc->len = 0;
 
 	switch (m->type) {
 	case PROBE_F_HELLO: {
-		m->u.hello.version = (uint32_t)rd_le(&r, 4);
-		if (r.ok && m->u.hello.version != PROBE_WIRE_VERSION) {
+		m->u.hello.version = (uint32_t)rd_le(r, 4);
+		if (r->ok && m->u.hello.version != PROBE_WIRE_VERSION) {
 			seterr(err, "HELLO speaks protocol version %" PRIu32
 			       ", expected %u (mixed probe versions?)",
 			       m->u.hello.version, PROBE_WIRE_VERSION);
 			return -1;
 		}
-		m->u.hello.ppid = (uint32_t)rd_le(&r, 4);
-		m->u.hello.event_type = (uint32_t)rd_le(&r, 4);
-		m->u.hello.event_config = rd_le(&r, 8);
-		m->u.hello.freq = (uint8_t)rd_le(&r, 1);
-		m->u.hello.value = rd_le(&r, 8);
-		m->u.hello.start_ns = rd_le(&r, 8);
-		m->u.hello.event_name = rd_str(&r, sc);
-		m->u.hello.exe = rd_str(&r, sc);
-		m->u.hello.comm = rd_str(&r, sc);
-		m->u.hello.argc = (uint16_t)rd_le(&r, 2);
-		if (r.ok && (m->u.hello.argc > PROBE_MAX_ARGS ||
+		m->u.hello.ppid = (uint32_t)rd_le(r, 4);
+		m->u.hello.event_type = (uint32_t)rd_le(r, 4);
+		m->u.hello.event_config = rd_le(r, 8);
+		m->u.hello.freq = (uint8_t)rd_le(r, 1);
+		m->u.hello.value = rd_le(r, 8);
+		m->u.hello.start_ns = rd_le(r, 8);
+		m->u.hello.event_name = rd_str(r, sc);
+		m->u.hello.exe = rd_str(r, sc);
+		m->u.hello.comm = rd_str(r, sc);
+		m->u.hello.argc = (uint16_t)rd_le(r, 2);
+		if (r->ok && (m->u.hello.argc > PROBE_MAX_ARGS ||
 			     m->u.hello.freq > 1)) {
 			seterr(err, "HELLO has %u arguments or bad freq flag %u",
 			       m->u.hello.argc, m->u.hello.freq);
 			return -1;
 		}
-		for (unsigned i = 0; r.ok && i < m->u.hello.argc; i++)
-			sc->argv[i] = rd_str(&r, sc);
+		for (unsigned i = 0; r->ok && i < m->u.hello.argc; i++)
+			sc->argv[i] = rd_str(r, sc);
 		m->u.hello.argv = sc->argv;
 		m->u.hello.flags = flags;
-		if (r.ok && r.p < r.end) {      /* the extra events (-e a,b) */
-			m->u.hello.nextra = (uint8_t)rd_le(&r, 1);
-			if (r.ok && (m->u.hello.nextra == 0 ||
+		if (r->ok && r->p < r->end) {      /* the extra events (-e a,b) */
+			m->u.hello.nextra = (uint8_t)rd_le(r, 1);
+			if (r->ok && (m->u.hello.nextra == 0 ||
 				     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
 				seterr(err, "HELLO has %u extra events (1 to %u)",
 				       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
 				return -1;
 			}
-			for (unsigned i = 0; r.ok && i < m->u.hello.nextra; i++) {
-				m->u.hello.extra[i].type = (uint32_t)rd_le(&r, 4);
-				m->u.hello.extra[i].config = rd_le(&r, 8);
-				m->u.hello.extra[i].name = rd_str(&r, sc);
+			for (unsigned i = 0; r->ok && i < m->u.hello.nextra; i++) {
+				m->u.hello.extra[i].type = (uint32_t)rd_le(r, 4);
+				m->u.hello.extra[i].config = rd_le(r, 8);
+				m->u.hello.extra[i].name = rd_str(r, sc);
 			}
 		}
 		break;
 	}
 	case PROBE_F_MAP:
-		m->u.map.start = rd_le(&r, 8);
-		m->u.map.end = rd_le(&r, 8);
-		m->u.map.bias = rd_le(&r, 8);
-		m->u.map.pgoff = rd_le(&r, 8);
-		m->u.map.build_id_len = (uint8_t)rd_le(&r, 1);
-		if (r.ok && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
+		m->u.map.start = rd_le(r, 8);
+		m->u.map.end = rd_le(r, 8);
+		m->u.map.bias = rd_le(r, 8);
+		m->u.map.pgoff = rd_le(r, 8);
+		m->u.map.build_id_len = (uint8_t)rd_le(r, 1);
+		if (r->ok && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
 			     m->u.map.start >= m->u.map.end)) {
 			seterr(err, "MAP with build-id of %u bytes or empty range "
 			       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
 			       m->u.map.start, m->u.map.end);
 			return -1;
 		}
-		if (r.ok && (size_t)(r.end - r.p) >= m->u.map.build_id_len) {
-			memcpy(m->u.map.build_id, r.p, m->u.map.build_id_len);
-			r.p += m->u.map.build_id_len;
+		if (r->ok && (size_t)(r->end - r->p) >= m->u.map.build_id_len) {
+			memcpy(m->u.map.build_id, r->p, m->u.map.build_id_len);
+			r->p += m->u.map.build_id_len;
 		} else {
-			r.ok = 0;
+			r->ok = 0;
 		}
-		m->u.map.path = rd_str(&r, sc);
-		if (r.ok && !m->u.map.path[0]) {
+		m->u.map.path = rd_str(r, sc);
+		if (r->ok && !m->u.map.path[0]) {
 			seterr(err, "MAP without a path");
 			return -1;
 		}
 		break;
 	case PROBE_F_THREAD:
-		m->u.thread.tid = (uint32_t)rd_le(&r, 4);
-		m->u.thread.name = rd_str(&r, sc);
+		m->u.thread.tid = (uint32_t)rd_le(r, 4);
+		m->u.thread.name = rd_str(r, sc);
 		break;
 	case PROBE_F_SAMPLES: {
-		m->u.samples.base_ns = rd_le(&r, 8);
-		m->u.samples.count = rd_uv(&r);
-		if (r.ok && m->u.samples.count == 0) {
+		m->u.samples.base_ns = rd_le(r, 8);
+		m->u.samples.count = rd_uv(r);
+		if (r->ok && m->u.samples.count == 0) {
 			seterr(err, "SAMPLES batch with no samples");
 			return -1;
 		}
-		const uint8_t *body = r.p;
+		const uint8_t *body = r->p;
 		/* Validate every sample now so iteration cannot fail later. */
-		for (uint64_t i = 0; r.ok && i < m->u.samples.count; i++)
-			rd_sample(&r, 0, NULL);
+		for (uint64_t i = 0; r->ok && i < m->u.samples.count; i++)
+			rd_sample(r, 0, NULL);
 		m->u.samples.p = body;
-		m->u.samples.end = r.p;
+		m->u.samples.end = r->p;
 		m->u.samples.left = m->u.samples.count;
 		break;
 	}
 	case PROBE_F_LOST:
-		m->u.lost.tid = (uint32_t)rd_le(&r, 4);
-		m->u.lost.reason = (uint32_t)rd_le(&r, 4);
-		m->u.lost.count = rd_le(&r, 8);
+		m->u.lost.tid = (uint32_t)rd_le(r, 4);
+		m->u.lost.reason = (uint32_t)rd_le(r, 4);
+		m->u.lost.count = rd_le(r, 8);
 		break;
 	case PROBE_F_EXIT:
-		m->u.exit.status = (int32_t)(uint32_t)rd_le(&r, 4);
-		m->u.exit.samples = rd_le(&r, 8);
-		m->u.exit.threads = (uint32_t)rd_le(&r, 4);
+		m->u.exit.status = (int32_t)(uint32_t)rd_le(r, 4);
+		m->u.exit.samples = rd_le(r, 8);
+		m->u.exit.threads = (uint32_t)rd_le(r, 4);
 		break;
 	case PROBE_F_SYNC:
-		m->u.sync.time_ns = rd_le(&r, 8);
+		m->u.sync.time_ns = rd_le(r, 8);
 		break;
 	case PROBE_F_UNPROFILED:
-		m->u.unprof.pid = (uint32_t)rd_le(&r, 4);
-		m->u.unprof.reason = (uint32_t)rd_le(&r, 4);
-		m->u.unprof.path = rd_str(&r, sc);
+		m->u.unprof.pid = (uint32_t)rd_le(r, 4);
+		m->u.unprof.reason = (uint32_t)rd_le(r, 4);
+		m->u.unprof.path = rd_str(r, sc);
 		break;
 	case PROBE_F_INFO:
-		m->u.info.start_ns = rd_le(&r, 8);
-		m->u.info.start_real_ns = rd_le(&r, 8);
-		m->u.info.host = rd_str(&r, sc);
-		m->u.info.sysname = rd_str(&r, sc);
-		m->u.info.release = rd_str(&r, sc);
-		m->u.info.version = rd_str(&r, sc);
-		m->u.info.machine = rd_str(&r, sc);
-		m->u.info.argc = (uint16_t)rd_le(&r, 2);
-		if (r.ok && m->u.info.argc > PROBE_MAX_ARGS) {
+		m->u.info.start_ns = rd_le(r, 8);
+		m->u.info.start_real_ns = rd_le(r, 8);
+		m->u.info.host = rd_str(r, sc);
+		m->u.info.sysname = rd_str(r, sc);
+		m->u.info.release = rd_str(r, sc);
+		m->u.info.version = rd_str(r, sc);
+		m->u.info.machine = rd_str(r, sc);
+		m->u.info.argc = (uint16_t)rd_le(r, 2);
+		if (r->ok && m->u.info.argc > PROBE_MAX_ARGS) {
 			seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
 			       PROBE_MAX_ARGS);
 			return -1;
 		}
-		for (unsigned i = 0; r.ok && i < m->u.info.argc; i++)
-			sc->argv[i] = rd_str(&r, sc);
+		for (unsigned i = 0; r->ok && i < m->u.info.argc; i++)
+			sc->argv[i] = rd_str(r, sc);
 		m->u.info.argv = sc->argv;
 		break;
 	case PROBE_F_JIT:
-		m->u.jit.start = rd_le(&r, 8);
-		m->u.jit.size = rd_le(&r, 8);
-		m->u.jit.source = (uint8_t)rd_le(&r, 1);
-		m->u.jit.name = rd_str(&r, sc);
-		if (r.ok && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
+		m->u.jit.start = rd_le(r, 8);
+		m->u.jit.size = rd_le(r, 8);
+		m->u.jit.source = (uint8_t)rd_le(r, 1);
+		m->u.jit.name = rd_str(r, sc);
+		if (r->ok && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
 			     m->u.jit.start)) {
 			seterr(err, "JIT entry with an empty or wrapping range "
 			       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
@@ -544,17 +759,31 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		/* Unknown kinds are skipped by size: newer writers stay readable. */
 		return 0;
 	}
-	if (!r.ok) {
+	if (!r->ok) {
 		seterr(err, "%s frame of %zu bytes is truncated or has a field "
 		       "out of bounds", probe_frame_type_name(m->type), len);
 		return -1;
 	}
-	if (r.p != r.end) {
+	if (r->p != r->end) {
 		seterr(err, "%s frame has %zu stray bytes after its fields",
-		       probe_frame_type_name(m->type), (size_t)(r.end - r.p));
+		       probe_frame_type_name(m->type), (size_t)(r->end - r->p));
 		return -1;
 	}
 	return 0;
+}
+
+int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
+		       struct probe_scratch *sc, char err[PROBE_ERR_MAX])
+{
+	sc->examined = 0;
+	if (len < PROBE_FRAME_HDR || len > PROBE_FRAME_MAX || le32(frame) != len) {
+		seterr(err, "frame size %zu does not match its header", len);
+		return -1;
+	}
+	struct rd r = { frame + 4, frame + len, 1 };
+	int rc = decode_frame(frame, len, m, sc, err, &r);
+	sc->examined = (size_t)(r.p - frame);
+	return rc;
 }
 
 int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out)

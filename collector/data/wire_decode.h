@@ -24,12 +24,33 @@
 /* A frame and its CRC (a recording of version 2) fit in the stream. */
 #define PROBE_STREAM_CAP (PROBE_FRAME_MAX + PROBE_FILE_CRC)
 
+struct probe_crcidx;    /* wire_decode.c: CRCs of damaged bytes, for resync */
+
+/*
+ * A reader of a recording skips damage a byte at a time (recfile.h), and
+ * that stays linear in the bytes skipped: while resync is set, the bytes
+ * where no frame can start (an impossible size, or a header that is not
+ * probe_frame_plausible) are passed over (counted in skipped) before a
+ * body is waited for or checked, the buffer grows to twice its room so
+ * that it moves once per PROBE_STREAM_CAP bytes rather than once per byte,
+ * and once a CRC does not match, the stream keeps the CRC of every byte
+ * from there, so that each later frame is checked in constant time, not
+ * over its size.  crc_bytes and moved count that work (tests assert it).
+ */
 struct probe_stream {
-	uint8_t *buf;       /* holds at most PROBE_STREAM_CAP bytes */
+	uint8_t *buf;       /* holds at most cap bytes */
+	size_t cap;         /* PROBE_STREAM_CAP; twice that once resync was set */
 	unsigned crc;       /* each frame is followed by its CRC-32 (file v2) */
+	unsigned resync;    /* skipping damage: only a plausible header is one */
+	unsigned eof;       /* no more bytes come: a frame wanting more is none */
 	size_t len;         /* bytes buffered */
 	size_t off;         /* start of the next unread frame */
-	uint64_t consumed;  /* bytes handed out as frames so far (for errors) */
+	size_t last;        /* bytes of the frame last returned (for unget) */
+	uint64_t consumed;  /* bytes handed out as frames or skipped so far */
+	uint64_t skipped;   /* bytes passed over: probe_stream_skip, resync */
+	uint64_t crc_bytes; /* bytes run through CRC-32 in all */
+	uint64_t moved;     /* bytes moved to the buffer's front in all */
+	struct probe_crcidx *ci;        /* NULL until a CRC fails */
 };
 
 int probe_stream_init(struct probe_stream *s);
@@ -41,12 +62,22 @@ uint8_t *probe_stream_space(struct probe_stream *s, size_t *avail);
 void probe_stream_commit(struct probe_stream *s, size_t n);
 /*
  * Next whole frame: 1 and *frame, *len set (valid until the next call), 0 when
- * more bytes are needed, -1 on a bad header (err says why).
+ * more bytes are needed, -1 on a bad header or CRC, or (eof) a frame cut
+ * short (err says why).
  */
 int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 		      size_t *len, char err[PROBE_ERR_MAX]);
 /* Bytes of an incomplete frame left over at end of stream (0 = clean). */
 size_t probe_stream_pending(const struct probe_stream *s);
+/* Put back the frame probe_stream_next last returned (it did not decode). */
+void probe_stream_unget(struct probe_stream *s);
+/* Pass over n of the pending bytes (damage). */
+void probe_stream_skip(struct probe_stream *s, size_t n);
+/*
+ * Whether a frame header (PROBE_FRAME_HDR bytes) can start a frame met
+ * while skipping damage: a known type other than SYNC, flags 0.
+ */
+int probe_frame_plausible(const uint8_t *hdr);
 
 /*
  * Check a recording's 16-byte header; -1 with err if it is not one.  Its
@@ -138,6 +169,7 @@ struct probe_msg {
 struct probe_scratch {
 	char *mem;
 	size_t cap, len;
+	size_t examined;        /* bytes the last decode read: what it cost */
 	const char *argv[PROBE_MAX_ARGS];
 };
 

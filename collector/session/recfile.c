@@ -1,8 +1,9 @@
-/* recfile.c - see recfile.h. */
+/* recfile.c - see recfile.h: writing a recording, and reading it back. */
 #include "recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "probe/wire.h"
 #include "util.h"
+#include "wire_decode.h"
 
 #define RECFILE_BUF (1u << 20)
 
@@ -194,4 +196,211 @@ void recfile_hint(const char *path)
 		  "--format svg -o %s.svg %s", p, p, p);
 	free(p);
 	free(w);
+}
+
+/* ---- reading a recording back --------------------------------------- */
+
+/* What was skipped: the damaged parts, reported once at the end. */
+struct damage {
+	uint64_t regions, first;
+	uint64_t bytes;         /* the stream's skipped, once read */
+	uint64_t frames;        /* frames read, in all */
+	uint64_t wasted;        /* bytes read of frames that did not decode */
+	int forged;             /* wasted passed its bound: read no further */
+};
+
+struct reader {
+	struct probe_stream s;
+	struct probe_scratch sc;
+	void (*take)(void *arg, struct probe_msg *m);
+	void *arg;
+};
+
+/* Skip one byte of damage; the first of a stretch opens a damaged part. */
+static void skip_byte(struct probe_stream *s, struct damage *d)
+{
+	if (!s->resync) {
+		s->resync = 1;
+		if (!d->regions++)
+			d->first = s->consumed;
+	}
+	probe_stream_skip(s, 1);
+}
+
+/*
+ * A frame that checks out (size, CRC) but does not decode cost what the
+ * decoder read of it (a SAMPLES body is read whole, strings are copied).
+ * Damage fails within a few bytes; a stretch of such frames a byte apart
+ * that fail only at their end is a forgery, and would cost up to a frame's
+ * size at every byte: bounded here.
+ */
+static int wasted_too_much(const struct damage *d, const struct probe_stream *s)
+{
+	return d->wasted > RECFILE_WASTE_PER_BYTE * s->consumed +
+			   64 * (uint64_t)PROBE_FRAME_MAX;
+}
+
+/* Every whole frame buffered to take(), skipping what does not decode. */
+static uint64_t take_frames(struct reader *rd, struct damage *d)
+{
+	struct probe_stream *s = &rd->s;
+	uint64_t taken = 0;
+	char err[PROBE_ERR_MAX];
+	struct probe_msg m;
+	while (!d->forged) {
+		const uint8_t *f;
+		size_t flen;
+		int r = probe_stream_next(s, &f, &flen, err);
+		if (r == 0)
+			break;
+		if (r == 1 && probe_decode_frame(f, flen, &m, &rd->sc, err) == 0) {
+			s->resync = 0;
+			rd->take(rd->arg, &m);
+			taken++;
+			continue;
+		}
+		if (r == 1) {
+			/* Back to the bad frame's first byte, then one further. */
+			probe_stream_unget(s);
+			d->wasted += rd->sc.examined;
+			d->forged = wasted_too_much(d, s);
+		}
+		skip_byte(s, d);
+	}
+	return taken;
+}
+
+/* The 16-byte header: 0 and *version, or -1 after a message. */
+static int read_header(const char *file, int fd, uint32_t *version)
+{
+	char err[PROBE_ERR_MAX];
+	uint8_t hdr[PROBE_FILE_HDR];
+	size_t have = 0;
+	while (have < sizeof(hdr)) {
+		ssize_t n = read(fd, hdr + have, sizeof(hdr) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			probe_err("%s: cannot read: %s", file, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	if (have == 0) {
+		probe_err("%s: empty file, not a probe recording", file);
+		return -1;
+	}
+	if (have < sizeof(hdr) && memcmp(hdr, PROBE_FILE_MAGIC, have < 8 ? have : 8) == 0) {
+		probe_err("%s: only %zu bytes, too short for a probe recording", file, have);
+		return -1;
+	}
+	if (probe_file_header_check(hdr, have, version, err) < 0) {
+		probe_err("%s: %s", file, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read to the end (or to a forgery); 0, or -1 after a message. */
+static int read_body(const char *file, int fd, struct reader *rd, struct damage *d)
+{
+	while (!d->forged) {
+		size_t avail;
+		uint8_t *space = probe_stream_space(&rd->s, &avail);
+		ssize_t n = avail ? read(fd, space, avail) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			probe_err("%s: cannot read: %s", file, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		probe_stream_commit(&rd->s, (size_t)n);
+		d->frames += take_frames(rd, d);
+	}
+	d->bytes = rd->s.skipped;
+	return 0;
+}
+
+/*
+ * At the end, a frame that wants more bytes than are left is a last frame
+ * cut short, or damage with good frames after it: look for them (frames
+ * found are kept, and what was passed over is damage; if none is, it was a
+ * truncated tail).  *tail, *tail_at: what is left unread.
+ */
+static void read_tail(struct reader *rd, struct damage *d, size_t *tail, uint64_t *tail_at)
+{
+	*tail = probe_stream_pending(&rd->s);
+	*tail_at = rd->s.consumed;
+	if (d->forged || *tail < PROBE_FRAME_HDR)
+		return;
+	struct damage dd = *d;
+	rd->s.eof = 1;          /* what wants more than is left is no frame */
+	uint64_t taken = take_frames(rd, &dd);
+	if (!taken)
+		return;
+	*d = dd;
+	d->frames += taken;
+	d->bytes = rd->s.skipped;
+	*tail = probe_stream_pending(&rd->s);
+	*tail_at = rd->s.consumed;
+}
+
+/* The warnings (or the error) of what could not be read; 0 or -1. */
+static int say_damage(const char *file, const struct damage *d, size_t tail,
+		      uint64_t tail_at, uint64_t forged_at)
+{
+	if (d->forged && !d->frames) {
+		probe_err("%s: not one frame of it can be read: from byte %" PRIu64
+			  ", frames that check out do not decode, over and over (a "
+			  "forged file, not damage); read no further", file, forged_at);
+		return -1;
+	}
+	if (d->regions && !d->frames) {
+		probe_err("%s: not one frame of it can be read (%" PRIu64 " bytes after the "
+			  "header are damaged or not a probe stream)", file, d->bytes);
+		return -1;
+	}
+	if (d->regions)
+		probe_warn("%s: %" PRIu64 " damaged part%s of the recording (%" PRIu64
+			   " bytes in all, the first at byte %" PRIu64 ") could not be read; "
+			   "skipped to the next intact frame, and reporting the rest",
+			   file, d->regions, d->regions == 1 ? "" : "s", d->bytes, d->first);
+	if (d->forged)
+		probe_warn("%s: read up to byte %" PRIu64 " only: from there, frames "
+			   "that check out do not decode, over and over (a forged "
+			   "file, not damage); reporting what precedes it", file,
+			   forged_at);
+	else if (tail)
+		probe_warn("%s: the recording is truncated: its last frame is cut short "
+			   "(%zu bytes at byte %" PRIu64 " ignored); reporting what precedes it",
+			   file, tail, tail_at);
+	return 0;
+}
+
+int recfile_read(const char *file, int fd,
+		 void (*take)(void *arg, struct probe_msg *m), void *arg)
+{
+	uint32_t version;
+	if (read_header(file, fd, &version) < 0)
+		return -1;
+	struct reader rd = { .take = take, .arg = arg };
+	if (probe_stream_init(&rd.s) < 0 || probe_scratch_init(&rd.sc) < 0)
+		probe_oom();
+	rd.s.consumed = PROBE_FILE_HDR; /* so the decoder's offsets are file offsets */
+	rd.s.crc = version == PROBE_FILE_VERSION;
+	struct damage d = { 0 };
+	size_t tail = 0;
+	uint64_t tail_at = 0;
+	int rc = read_body(file, fd, &rd, &d);
+	if (rc == 0) {
+		read_tail(&rd, &d, &tail, &tail_at);
+		rc = say_damage(file, &d, tail, tail_at, rd.s.consumed);
+	}
+	probe_stream_free(&rd.s);
+	probe_scratch_free(&rd.sc);
+	return rc;
 }

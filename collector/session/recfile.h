@@ -14,12 +14,27 @@
  *   - recfile_close() flushes and closes; 0, or -1 after a message (the file
  *     size limit, ulimit -f, is said as such: the collector ignores
  *     SIGXFSZ).
+ *   - recfile_read() reads a recording back through the one decoder
+ *     (wire_decode.h), a buffer at a time, and hands each frame that
+ *     decodes to take() in file order.  Damage (a flipped byte, a short
+ *     write on a full disk and later appends) is read as a log is: what
+ *     does not decode is skipped a byte at a time until a frame decodes
+ *     again (while skipping, only a plausible frame is taken for one), and
+ *     one warning at the end says how much was skipped; a last frame cut
+ *     short is one warning too.  Time is linear in the file's size however
+ *     it is damaged (wire_decode.h says how); a file whose frames check out
+ *     but fail to decode over and over, decoding more than
+ *     RECFILE_WASTE_PER_BYTE times what was read (forged: never met by
+ *     damage), is read no further, with a warning.  0, or -1 after one
+ *     message (not a recording, unreadable, not one frame intact).
  */
 #ifndef PROBE_RECFILE_H
 #define PROBE_RECFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct probe_msg;
 
 struct recfile {
 	int fd;
@@ -42,5 +57,13 @@ int recfile_close(struct recfile *f);
 void recfile_hint(const char *path);
 /* Close and remove the file when nothing was recorded (regular files only). */
 void recfile_discard(struct recfile *f);
+
+/* Frames that failed to decode may have taken this many bytes per byte read
+ * (and 64 MiB more) before a recording is given up as forged. */
+#define RECFILE_WASTE_PER_BYTE 8
+
+/* The recording at fd (file: its name, for messages), frame by frame. */
+int recfile_read(const char *file, int fd,
+		 void (*take)(void *arg, struct probe_msg *m), void *arg);
 
 #endif
