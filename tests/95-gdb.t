@@ -7,7 +7,7 @@
 # probe and compares gdb's whole output (pids and addresses aside), for:
 #   - probe record -- gdb ... (gdb, its shell and the program preloaded)
 #   - LD_PRELOAD given to gdb's inferior alone (set environment)
-#   - the CPU-time timer fallback (PROBE_TIMER=1)
+#   - the CPU-time timers (PROBE_TIMER=1, and perf_event_open refused)
 #   - threads (gt_threads), and a fork child (gt_proc fork)
 #   - a program that uses SIGPROF itself: its handler gets its sigqueue'd
 #     and setitimer signals, and probe says once that they share it; and
@@ -94,7 +94,7 @@ EOF
 cc -O2 -g -o "$T/sigprof" "$T/sigprof.c" || { plan 1; ok 1 "cc builds sigprof.c"; exit 1; }
 chmod 0755 "$T/sigprof"
 
-PER_USER=28
+PER_USER=31
 n=0
 for u in $USERS; do n=$((n + PER_USER)); done
 plan $n
@@ -139,6 +139,11 @@ ended() {
 			} }'
 }
 
+# At least this many samples in each function checked: gt_leaf 200 is
+# 0.7 s of CPU here, about 700 samples (175 on the CPU-time timers, which
+# also stand in where perf_event_paranoid refuses nobody).
+MIN=10
+
 # order REPORT A B C: each of the three has at least MIN samples, and A
 # (called 5:3:2) more than C: at 200 rounds of gt_leaf, about 700 samples
 # (175 with the timers), 6.7 standard deviations apart at 350 (4.7 at the
@@ -153,9 +158,11 @@ for u in $USERS; do
 	gdb_run "$T/bare.leaf" $GDB -ex run --args "$GT/gt_leaf" 200 3
 	b=$?
 	if ! grep -q 'exited with code 03' "$T/bare.leaf"; then
-		why=$(grep -im1 'ptrace\|permission\|not permitted' "$T/bare.leaf.raw")
+		why=$(grep -im1 'ptrace\|permission\|not permitted' "$T/bare.leaf.raw" ||
+		      head -c 200 "$T/bare.leaf.raw")
+		why=$(echo "$why" | tr '\n#' '  ')
 		for i in $(seq $PER_USER); do
-			skip "gdb cannot run a program as $u (${why:-$(head -c 200 "$T/bare.leaf.raw")})"
+			skip "gdb cannot run a program as $u: $why"
 		done
 		continue
 	fi
@@ -170,7 +177,6 @@ for u in $USERS; do
 	is "$(ended "$T/rec.probe" gt_leaf)" "exit 3" \
 		"probe record -- gdb gt_leaf ($u): the recording says gt_leaf exited with 3"
 	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
-	MIN=30
 	order "$T/rep" leaf_five leaf_three leaf_two
 	ok $? "probe record -- gdb gt_leaf ($u): leaf_five, leaf_three, leaf_two: $_a, $_b, $_c samples (five > two, each >= $MIN)"
 
@@ -199,11 +205,25 @@ for u in $USERS; do
 	p=$?
 	same "PROBE_TIMER=1, gt_leaf" "$T/bare.leaf" "$T/tim.leaf" $b $p
 	"$PROBE" report "$T/tim.probe" >"$T/rep" 2>&1
-	MIN=10
 	order "$T/rep" leaf_five leaf_three leaf_two
 	ok $? "PROBE_TIMER=1 ($u): leaf_five, leaf_three, leaf_two: $_a, $_b, $_c samples (five > two, each >= $MIN)"
 	grep -q '^# event: cpu-clock (CPU-time timer)' "$T/rep"
 	ok $? "PROBE_TIMER=1 ($u): the recording says CPU-time timers"
+
+	# perf_event_open refused (seccomp, gt_noperf): the timers' fallback,
+	# said once, signals with SIGPROF as well.
+	gdb_run "$T/bare.np" $GDB -ex run --args "$GT/gt_noperf" EPERM "$GT/gt_leaf" 200 3
+	b=$?
+	gdb_run "$T/rec.np" "$PROBE" record -q -o "$T/rec.probe" -- $GDB -ex run --args "$GT/gt_noperf" EPERM "$GT/gt_leaf" 200 3
+	p=$?
+	grep '^probe: ' "$T/rec.np" >"$T/said"
+	grep -v '^probe: ' "$T/rec.np" >"$T/rec.np2"
+	same "perf_event_open refused, gt_leaf" "$T/bare.np" "$T/rec.np2" $b $p
+	[ "$(wc -l <"$T/said")" = 1 ] && grep -q '^probe: perf_event_open is refused' "$T/said"
+	ok $? "perf_event_open refused ($u): probe says so once: $(head -c 120 "$T/said")"
+	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
+	order "$T/rep" leaf_five leaf_three leaf_two
+	ok $? "perf_event_open refused ($u): leaf_five, leaf_three, leaf_two: $_a, $_b, $_c samples (five > two, each >= $MIN)"
 
 	# Threads, each signalled on its own (F_SETOWN_EX).
 	gdb_run "$T/bare.thr" $GDB -ex run --args "$GT/gt_threads"
@@ -212,10 +232,9 @@ for u in $USERS; do
 	p=$?
 	same "gt_threads" "$T/bare.thr" "$T/rec.thr" $b $p
 	"$PROBE" report --sort comm "$T/rec.probe" >"$T/rep" 2>&1
-	MIN=10
 	[ "$(samples_of "$T/rep" w4)" -gt "$(samples_of "$T/rep" w1)" ] &&
-		[ "$(samples_of "$T/rep" w1)" -ge $MIN ]
-	ok $? "gt_threads ($u): w4 > w1 >= $MIN samples ($(samples_of "$T/rep" w4), $(samples_of "$T/rep" w1))"
+		[ "$(samples_of "$T/rep" w1)" -ge 1 ]
+	ok $? "gt_threads ($u): w4 > w1 > 0 samples ($(samples_of "$T/rep" w4), $(samples_of "$T/rep" w1))"
 
 	# A fork child (gdb detaches it) keeps SIGPROF.
 	gdb_run "$T/bare.fork" $GDB -ex run --args "$GT/gt_proc" fork 100
@@ -225,8 +244,8 @@ for u in $USERS; do
 	same "gt_proc fork" "$T/bare.fork" "$T/rec.fork" $b $p
 	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
 	for f in parent_work child_work child_thread_work; do
-		[ "$(samples_of "$T/rep" $f)" -ge $MIN ]
-		ok $? "gt_proc fork ($u): $f has >= $MIN samples ($(samples_of "$T/rep" $f))"
+		[ "$(samples_of "$T/rep" $f)" -ge 1 ]
+		ok $? "gt_proc fork ($u): $f is sampled ($(samples_of "$T/rep" $f) samples)"
 	done
 
 	# The program's own SIGPROF: its handler gets every one of them.
@@ -262,7 +281,6 @@ for u in $USERS; do
 	gdb_run "$T/sig.leaf" env PROBE_SIGNAL=PROF "$PROBE" record -q -o "$T/sig.probe" -- "$GT/gt_leaf" 200 3
 	is "$?" 3 "PROBE_SIGNAL=PROF ($u): gt_leaf exits with 3"
 	"$PROBE" report "$T/sig.probe" >"$T/rep" 2>&1
-	MIN=30
 	order "$T/rep" leaf_five leaf_three leaf_two
 	ok $? "PROBE_SIGNAL=PROF ($u): leaf_five, leaf_three, leaf_two: $_a, $_b, $_c samples (five > two, each >= $MIN)"
 	! grep -q '^probe: ' "$T/sig.leaf"
