@@ -12,6 +12,10 @@
  *     -j        JIT code: an anonymous executable mapping at 0x3e0000000000
  *               whose address 0x3e0000000100 leads every stack; the handler's want[] asks a
  *               rule for it (so the collector looks for a perf map)
+ *     -w ADDR   ask for the frame rule of ADDR (hex) all along, as the
+ *               handler does; at the end print "rules N from-cfi M", the
+ *               rules the collector wrote into the arena, M of them
+ *               learned from an object's CFI (kind RSP or RBP)
  *     -c CONNS  open CONNS more connections and hold them (no HELLO)
  *     -t SEC    run that long (default 2), sending samples every 10 ms
  * Prints "pid PID jit ADDR" once set up; exit status 0, or 1 when the
@@ -199,13 +203,14 @@ int main(int argc, char **argv)
 {
 	const char *map = NULL, *bid = NULL;
 	int jit = 0, conns = 0, opt;
+	uint64_t ask = 0;
 	double secs = 2;
 	pid = (uint32_t)getpid();
 	if (argc < 2)
 		return 2;
 	const char *sock = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:m:b:a:jc:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:m:b:a:jw:c:t:")) != -1) {
 		switch (opt) {
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'm': map = optarg; break;
@@ -215,6 +220,7 @@ int main(int argc, char **argv)
 				addrs[naddrs++] = strtoull(optarg, NULL, 16);
 			break;
 		case 'j': jit = 1; break;
+		case 'w': ask = strtoull(optarg, NULL, 16); break;
 		case 'c': conns = atoi(optarg); break;
 		case 't': secs = atof(optarg); break;
 		default: return 2;
@@ -264,8 +270,21 @@ int main(int argc, char **argv)
 			ring_sample(a);
 			if (jit)
 				want(a, jit_at);
+			if (ask)
+				want(a, ask);
 		}
 		usleep(10000);
+	}
+	if (ask && a) {
+		unsigned rules = 0, cfa = 0;
+		for (unsigned i = 0; i < PROBE_RULE_SETS; i++)
+			for (unsigned k = 0; k < PROBE_RULE_WAYS; k++) {
+				unsigned kind = a->rules[i][k].rule & 0xf;
+				rules += a->rules[i][k].key != 0;
+				cfa += a->rules[i][k].key && (kind == PROBE_RULE_RSP ||
+							      kind == PROBE_RULE_RBP);
+			}
+		printf("rules %u from-cfi %u\n", rules, cfa);
 	}
 	return 0;
 }

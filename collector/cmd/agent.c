@@ -528,7 +528,7 @@ int cmd_agent(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct agent a = { .o = &o, .sfd = -1 };
-	a.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+	a.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
 				.lfd_tag = &tag_listen,
 				.what = "profiled", .quiet = 1, .ctx = &a, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
@@ -551,7 +551,6 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	if (o.push && !(a.push = push_start(o.push, (size_t)o.queue_mib << 20)))
 		goto out;
-	a.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (setup_loop(&a, &mask) < 0)
 		goto out;
 	ingest_raise_nofile();
@@ -577,8 +576,6 @@ out:
 		close(a.sfd);
 	if (a.in.lfd >= 0)
 		close(a.in.lfd);
-	if (a.in.spare_fd >= 0)
-		close(a.in.spare_fd);
 	if (a.sock)
 		unlink(a.sock);
 	free(a.sock);

@@ -559,7 +559,8 @@ static void run_loop(struct recorder *r)
 		if (r->all_gone) {
 			/* Connections still queued in the backlog count too. */
 			ingest_accept_all(&r->in);
-			if (r->in.nconns == 0)
+			/* Out of fds a moment ago: the queue is taken when the pause ends. */
+			if (r->in.nconns == 0 && !r->in.paused_until)
 				break;
 			if (now_ns() >= r->t_gone + DRAIN_NS) {
 				if (!r->o->quiet)
@@ -923,7 +924,7 @@ static void serve_loop(struct recorder *r)
 static int serve(struct record_opts *o)
 {
 	struct recorder r = { .o = o, .sfd = -1 };
-	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .spare_fd = -1, .uid = geteuid(),
+	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .uid = geteuid(),
 				.lfd_tag = &tag_listen,
 				.what = "recorded", .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
@@ -953,7 +954,6 @@ static int serve(struct record_opts *o)
 	signal(SIGHUP, SIG_IGN);
 	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
-	r.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
 	if (r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, SERVE_FD, &ev) < 0)
@@ -975,7 +975,7 @@ int cmd_record(int argc, char **argv)
 		return serve(&o);
 
 	struct recorder r = { .o = &o, .sfd = -1 };
-	r.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
 				.lfd_tag = &tag_listen,
 				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened };
@@ -1003,7 +1003,6 @@ int cmd_record(int argc, char **argv)
 	write_info(&r.out, argc, argv);
 	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
-	r.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	/* Block the signals before fork so none is lost; the child unblocks. */
 	sigset_t mask, old;
@@ -1079,8 +1078,6 @@ out:
 		close(r.sfd);
 	if (r.in.lfd >= 0)
 		close(r.in.lfd);
-	if (r.in.spare_fd >= 0)
-		close(r.in.spare_fd);
 	if (sock)
 		unlink(sock);
 	if (r.in.sc.mem)

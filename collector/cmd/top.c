@@ -488,7 +488,7 @@ int cmd_top(int argc, char **argv)
 		return rc;
 
 	struct top t = { .o = &o, .sfd = -1, .ep2 = { .rfd = -1, .saved = -1 } };
-	t.in = (struct ingest){ .ep = -1, .lfd = -1, .spare_fd = -1, .uid = geteuid(),
+	t.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
 				.lfd_tag = &tag_listen,
 				.what = "watched", .quiet = 1, .ctx = &t, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
@@ -539,7 +539,6 @@ int cmd_top(int argc, char **argv)
 	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1 };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
-	t.in.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -667,8 +666,6 @@ out:
 		close(t.sfd);
 	if (t.in.lfd >= 0)
 		close(t.in.lfd);
-	if (t.in.spare_fd >= 0)
-		close(t.in.spare_fd);
 	if (t.sock)
 		unlink(t.sock);
 	free(t.sock);

@@ -449,37 +449,30 @@ int ingest_timeout(struct ingest *in)
 	return now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
 }
 
-/* Say once a minute at most how many connections were lost to what. */
+/* Say once a minute at most how often we ran out of descriptors. */
 static void say_lost(struct ingest *in)
 {
 	uint64_t now = now_ns();
 	if (in->nofile > in->nofile_said && now - in->nofile_said_at >= INGEST_SAY_NS) {
-		ingest_note(in, INGEST_NOFILE, "too many open files: %" PRIu64 " connection%s "
-			    "could not be %s (raise the limit: ulimit -n, or LimitNOFILE= for "
-			    "the service)", in->nofile - in->nofile_said,
-			    in->nofile - in->nofile_said == 1 ? "" : "s", in->what);
+		ingest_note(in, INGEST_NOFILE, "too many open files: new processes wait to be %s "
+			    "until others end (%" PRIu64 " time%s so far; raise the limit: ulimit -n, "
+			    "or LimitNOFILE= for the service)", in->what, in->nofile,
+			    in->nofile == 1 ? "" : "s");
 		in->nofile_said = in->nofile;
 		in->nofile_said_at = now;
 	}
 }
 
 /*
- * Out of fds: drop one pending connection with the spare (its process
- * counts its samples lost), then stop accepting for a while.  accept4
- * fails with EMFILE whether or not a connection is pending, so going on
- * would spin (ingest.h).
+ * Out of fds: stop accepting for a while; the connections wait in the
+ * listening socket's queue (their processes' arenas keep their samples
+ * meanwhile, up to each ring's size).  accept4 fails with EMFILE whether
+ * or not a connection is pending, so retrying at once would spin
+ * (ingest.h), and so would an epoll that still reports lfd.
  */
 static void out_of_fds(struct ingest *in)
 {
-	if (in->spare_fd >= 0) {
-		close(in->spare_fd);
-		int x = accept4(in->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (x >= 0) {
-			close(x);
-			in->nofile++;
-		}
-		in->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	}
+	in->nofile++;
 	say_lost(in);
 	if (!in->lfd_tag)
 		return;

@@ -5,7 +5,7 @@
  *
  * Contract:
  *   - The owner fills ep (an epoll fd), lfd (a listening socket, usock.h),
- *     spare_fd (an fd kept for EMFILE, or -1), uid (the only peer uid
+ *     lfd_tag (lfd's data.ptr in ep), uid (the only peer uid
  *     accepted), what ("recorded"/"watched", for a message), the callbacks
  *     and ctx, and inits sc; it closes those fds and frees sc itself.
  *   - ingest_accept_all() takes every pending connection: a peer of another
@@ -53,12 +53,13 @@
  *     owner decides where it goes, or drops it.
  *   - ingest_raise_nofile() lifts RLIMIT_NOFILE to its hard limit: many
  *     processes may connect at once (call it after forking the command).
- *   - Out of descriptors (EMFILE, ENFILE), ingest_accept_all() takes one
- *     pending connection with the spare fd and drops it, then stops
+ *   - Out of descriptors (EMFILE, ENFILE), ingest_accept_all() stops
  *     accepting: lfd leaves ep (lfd_tag is its data.ptr, to put it back)
- *     for INGEST_PAUSE_MIN_MS, doubling while it lasts; ingest_timeout()
- *     counts the pause and ingest_poll() ends it.  It never spins; the
- *     connections lost are counted (nofile) and said once a minute at most.
+ *     for INGEST_PAUSE_MIN_MS, doubling while it lasts up to
+ *     INGEST_PAUSE_MAX_MS; the connections wait in lfd's queue meanwhile.
+ *     ingest_timeout() counts the pause and ingest_poll() ends it.  It
+ *     never spins; the times are counted (nofile) and said once a minute
+ *     at most.  Without lfd_tag it only returns.
  *   - What a process says is believed as far as the kernel confirms it
  *     (peer.h, scrub.h): its HELLO must name its own pid in its own PID
  *     namespace; with any_uid, a peer of another uid gets its MAPs
@@ -137,7 +138,7 @@ struct ingest_conn {
 };
 
 struct ingest {
-	int ep, lfd, spare_fd;
+	int ep, lfd;
 	uid_t uid;
 	const char *what;
 	struct probe_scratch sc;
@@ -154,7 +155,7 @@ struct ingest {
 	void *lfd_tag;                  /* lfd's epoll data.ptr (to pause accepting) */
 	uint64_t paused_until;          /* out of fds: not accepting until then */
 	unsigned pause_ms;
-	uint64_t nofile, nofile_said;   /* connections lost to EMFILE; ... when said */
+	uint64_t nofile, nofile_said;   /* times out of fds; ... said so far */
 	uint64_t nofile_said_at;
 	uint64_t limited, limited_said_at;      /* refused over a share (INGEST_LIMIT) */
 	uint64_t unverified;            /* MAPs made "[unverified]" (scrub.h) */
