@@ -564,6 +564,7 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 	}
 	fputs("</table>\n", f);
 	put_bounds(h, f);
+	aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: aproc.h */
 	fputs("</body></html>\n", f);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -8,13 +8,25 @@
  *     HELLO, mappings and thread names: aproc.h) is replayed first, so a
  *     process that started before the sink is symbolized like one that
  *     started after; its HELLO, MAP and THREAD frames before that are
- *     left to the replay.  m is copied: the caller's stays unread.
+ *     left to the replay.  m is copied: the caller's stays unread.  Call
+ *     aproc_note() with m first: a HELLO is taken as aproc.h keeps it
+ *     (the kernel's names), a THREAD's name cut as aproc.h cuts it.
  *   - sink_pprof() finishes the aggregate and writes it as a gzipped pprof
  *     (format/pprof.c) of the window [start, end], symbolized through sc,
  *     into a malloc'd buffer; 0, or -1 after one "probe:" message.  The
  *     sink takes no frame after it.
  *   - Memory grows with the distinct stacks and mappings of the window,
- *     not with its samples; sink_free() gives it all back.
+ *     not with its samples, and is bounded: the aggregate's cost (what it
+ *     holds and what writing its pprof takes, aggregate.h) is at most
+ *     SINK_BYTES for one profile, and the parts of all profiles being
+ *     taken that the processes of one uid brought at most SINK_UID_BYTES,
+ *     of every uid SINK_ALL_BYTES (charged to aproc.h's users).  What
+ *     does not fit is dropped and counted (aggregate.h's totals, the
+ *     user's dropped and frames_dropped): the pprof says so in a comment.
+ *     A process of one user cannot take another user's share: a pull of
+ *     another user's processes, or of all, still gets theirs whole.
+ *     sink_free() gives it all back (and the memory to the system:
+ *     aprocs_freed).
  */
 #ifndef PROBE_AGENT_SINK_H
 #define PROBE_AGENT_SINK_H
@@ -25,6 +37,16 @@
 #include "aggregate.h"
 #include "aproc.h"
 #include "symbols.h"
+
+/*
+ * One profile, one uid's processes in all of them, everyone's.  With 16
+ * pulls (HTTPD_CAPTURES) or one push window a process, the sum binds: the
+ * agent's profiles cost at most SINK_ALL_BYTES, and the one pprof being
+ * written at most SINK_BYTES more.
+ */
+#define SINK_BYTES (128u << 20)
+#define SINK_UID_BYTES (96u << 20)
+#define SINK_ALL_BYTES (320u << 20)
 
 struct sink_pid;
 

@@ -202,7 +202,11 @@ static void label_value(FILE *f, const char *s, size_t max)
 	}
 }
 
-/* name=SERVICE{host=,pid=,comm=,exe=,labels}&from=&until=&format=pprof */
+/*
+ * name=SERVICE{host=,pid=,comm=,exe=,[claimed_comm=,claimed_exe=,]labels}
+ * &from=&until=&format=pprof: the names are the kernel's (aproc.h), what
+ * the process claimed beside them where it differs.
+ */
 static char *push_query(const struct agent *a, const struct aproc *p, uint64_t until_real)
 {
 	char *name = NULL, *q = NULL;
@@ -217,6 +221,14 @@ static char *push_query(const struct agent *a, const struct aproc *p, uint64_t u
 	label_value(f, p->comm[0] ? p->comm : "?", 128);
 	fputs(",exe=", f);
 	label_value(f, p->exe[0] ? p->exe : "?", 512);
+	if (p->claimed_comm) {
+		fputs(",claimed_comm=", f);
+		label_value(f, p->claimed_comm[0] ? p->claimed_comm : "?", 128);
+	}
+	if (p->claimed_exe) {
+		fputs(",claimed_exe=", f);
+		label_value(f, p->claimed_exe[0] ? p->claimed_exe : "?", 512);
+	}
 	for (int i = 0; i < a->o->nlabels; i++) {
 		const char *eq = strchr(a->o->labels[i], '=');
 		fprintf(f, ",%.*s=", (int)(eq - a->o->labels[i]), a->o->labels[i]);
@@ -266,10 +278,13 @@ static void end_window(struct agent *a)
 
 /* ---- connections (ingest.h) ------------------------------------------ */
 
+/* What is kept of the process is charged to its uid (aproc.h's bounds). */
 static void on_opened(void *ctx, struct ingest_conn *c)
 {
 	struct agent *a = ctx;
-	aproc_connected(&a->procs, aproc_get(&a->procs, (uint32_t)c->pid));
+	struct aproc *p = aproc_get(&a->procs, (uint32_t)c->pid);
+	aproc_set_uid(&a->procs, p, (uint32_t)c->uid);
+	aproc_connected(&a->procs, p);
 }
 
 static void on_closed(void *ctx, struct ingest_conn *c)

@@ -26,6 +26,16 @@
 #include "util.h"
 #include "wire_decode.h"
 
+/*
+ * The bound on what the tables of a recording take (aggregate.h), what
+ * resolving and writing them takes included.  Without it a recording of
+ * random deep stacks, every one distinct, needed 11.5 GB for its first
+ * 100 MB: each distinct address becomes a location of its own (about
+ * 1 KiB resolved), 256 of them a sample.  --max-memory.
+ */
+#define REPORT_MEMORY_MIB 1024
+static uint64_t memory_mib = REPORT_MEMORY_MIB;
+
 void report_usage(FILE *out)
 {
 	fprintf(out,
@@ -37,6 +47,7 @@ void report_usage(FILE *out)
 		"                    [--header | --header-only] [-n] [-q]\n"
 		"                    [--no-demangle] [--no-inline] [--stdio]\n"
 		"                    [--title TEXT] [--width PX] [--inverted]\n"
+		"                    [--max-memory MIB]\n"
 		"\n"
 		"Show a recording made by probe record (default FILE: probe.data).\n"
 		"\n"
@@ -90,12 +101,17 @@ void report_usage(FILE *out)
 		"  --title TEXT           a picture's title\n"
 		"  --width PX             a picture's width in pixels (default 1200)\n"
 		"  --inverted             a picture upside down: leaves at the root (icicle)\n"
+		"  --max-memory MIB       the memory the recording's distinct stacks may take,\n"
+		"                         reporting them included (default %d; 0: no\n"
+		"                         bound); samples of stacks beyond are counted as\n"
+		"                         dropped, and the report says how many\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Shares are by event weight (the sampling period), like perf's period.\n"
 		"Names come from the files the recording names, checked against their\n"
 		"recorded build-ids: .symtab, separate debug files (/usr/lib/debug),\n"
-		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n");
+		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n",
+		REPORT_MEMORY_MIB);
 }
 
 #define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
@@ -149,6 +165,20 @@ static int read_frames(const char *file, int fd, struct agg *a)
 	return recfile_read(file, fd, add_frame, a);
 }
 
+/* Once: what the memory bound left out, and how to see it. */
+static void warn_dropped(const struct agg *a, const char *file)
+{
+	static int said;
+	char text[256];
+	if (said || !agg_dropped_text(a, text, sizeof(text)))
+		return;
+	said = 1;
+	char *f = printable_dup(file);
+	probe_warn("%s: %s of %" PRIu64 " MiB (distinct stacks past it are not kept; "
+		   "--max-memory MIB to change it)", f, text, memory_mib);
+	free(f);
+}
+
 struct agg *report_load(const char *file, int keep_samples)
 {
 	return report_load_event(file, keep_samples, NULL);
@@ -180,6 +210,7 @@ struct agg *report_load_event(const char *file, int keep_samples, const char *ev
 	if (keep_samples)
 		agg_keep_samples(a);
 	agg_select_event(a, event);
+	agg_set_limit(a, (size_t)(memory_mib << 20));
 	int rc = read_frames(file, fd, a);
 	if (fd != 0)
 		close(fd);
@@ -193,6 +224,7 @@ struct agg *report_load_event(const char *file, int keep_samples, const char *ev
 		probe_warn("%s: %" PRIu64 " process%s sent frames before its HELLO; "
 			   "shown as [pid N]", file, t->frames_orphan,
 			   t->frames_orphan == 1 ? "" : "es");
+	warn_dropped(a, file);
 	return a;
 }
 
@@ -515,6 +547,7 @@ enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PID, OPT_TID, OPT_TIME, OPT_HEADER,
 	OPT_HEADER_ONLY,
 	OPT_EVENT,
+	OPT_MAX_MEMORY,
 };
 
 /* Does the recording (agg) hold an event named name? */
@@ -702,10 +735,12 @@ int cmd_report(int argc, char **argv)
 		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report_opts o = { .file = NULL, .format = format_find("text") };
+	memory_mib = REPORT_MEMORY_MIB;
 	o.keys[0] = KEY_SYM;
 	o.keys[1] = KEY_DSO;
 	o.nkeys = 2;
@@ -798,6 +833,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			event = optarg;
+			break;
+		case OPT_MAX_MEMORY:
+			if (parse_u64(optarg, &memory_mib) < 0 || memory_mib > (1u << 30)) {
+				usage_error("bad --max-memory '%s': use MiB, 0 for no bound",
+					    optarg);
+				goto out;
+			}
 			break;
 		case 'i':
 			o.file = optarg;

@@ -2,11 +2,30 @@
 #include "aggregate.h"
 #include "interval.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "hashtab.h"
 #include "util.h"
+
+/*
+ * The bound (agg_set_limit): what each thing kept costs, in bytes as
+ * malloc gives them (CHUNK: its header and rounding, about), vectors that
+ * double counted at twice their use; and what a report will take for it:
+ * ADDR_COST for each distinct address of an image (resolve.c's cache
+ * entry, its location and name, pprof's Location, Line and Function and
+ * their tables: about 1 KiB measured, probe report --format pprof of
+ * random deep stacks), SAMPLE_COST and 8 bytes a frame for each count
+ * entry (pprof's Sample and its location ids).
+ */
+#define CHUNK 16u
+#define ADDR_COST 1024u
+#define SAMPLE_COST 160u
+#define NO_IMAGE UINT32_MAX
+#define NO_STACK UINT32_MAX
 
 struct pid_ent {                /* pid -> its current image */
 	uint32_t pid, image;
@@ -35,6 +54,11 @@ struct stack_ent {
 
 struct count_key {
 	uint32_t image, gen, tid, stack;
+};
+struct addr_key {               /* a distinct address of an image, for the bound */
+	uint64_t addr;
+	uint32_t image;         /* + 1: 0 is an empty slot */
+	uint32_t gen;
 };
 struct count_ent {
 	struct count_key key;
@@ -80,6 +104,11 @@ struct agg {
 	int wall;                       /* agg_wall */
 	struct agg_event events[AGG_EVENTS_MAX];
 	size_t nevents;
+	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
+	size_t cost, limit;
+	struct addr_key *addrs;         /* open addressing, by a seeded hash */
+	size_t addrs_mask, naddrs;
+	uint64_t seed;
 };
 
 struct enc_slot {
@@ -92,6 +121,9 @@ struct agg *agg_new(void)
 {
 	struct agg *a = xcalloc(1, sizeof(*a));
 	a->t.t_min = UINT64_MAX;
+	/* Addresses are the input's: where they land in the table must not be. */
+	if (getrandom(&a->seed, sizeof(a->seed), GRND_NONBLOCK) != sizeof(a->seed))
+		a->seed = now_ns() ^ (uint64_t)(uintptr_t)a;
 	return a;
 }
 
@@ -148,6 +180,7 @@ void agg_free(struct agg *a)
 	}
 	free(a->count_vec);
 	free(a->samples);
+	free(a->addrs);
 	free(a->info.host);
 	free(a->info.sysname);
 	free(a->info.release);
@@ -157,8 +190,29 @@ void agg_free(struct agg *a)
 	free(a);
 }
 
-static uint32_t new_image(struct agg *a, uint32_t pid)
+/* Take n bytes of the bound; 0 (nothing taken) when they do not fit. */
+static int room(struct agg *a, size_t n)
 {
+	if (a->limit && (a->cost > a->limit || n > a->limit - a->cost))
+		return 0;
+	a->cost += n;
+	return 1;
+}
+
+static size_t str_cost(const char *s)
+{
+	return (s ? strlen(s) : 0) + 1 + CHUNK;
+}
+
+/* A new image of pid, or NO_IMAGE when it does not fit (extra: its strings). */
+static uint32_t new_image(struct agg *a, uint32_t pid, size_t extra)
+{
+	struct pid_ent *p;
+	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
+	size_t cost = 2 * sizeof(struct agg_image) + 5 * (CHUNK + 16) + extra +
+		      (p ? 0 : sizeof(*p) + CHUNK);
+	if (!room(a, cost))
+		return NO_IMAGE;
 	a->images = xgrow(a->images, &a->images_cap, a->nimages + 1, sizeof(*a->images));
 	struct agg_image *im = &a->images[a->nimages];
 	memset(im, 0, sizeof(*im));
@@ -171,8 +225,6 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 	im->exit_status = -1;
 	im->shown = a->event_sel ? -1 : 0;
 	im->offcpu = -1;
-	struct pid_ent *p;
-	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
 	if (!p) {
 		p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
@@ -183,15 +235,20 @@ static uint32_t new_image(struct agg *a, uint32_t pid)
 	return (uint32_t)a->nimages++;
 }
 
-/* The image frames of this pid belong to; a placeholder if no HELLO yet. */
+/*
+ * The image frames of this pid belong to; a placeholder if no HELLO yet.
+ * NO_IMAGE: none fits, or its HELLO did not (its frames are dropped).
+ */
 static uint32_t image_of(struct agg *a, uint32_t pid)
 {
 	struct pid_ent *p;
 	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
 	if (p)
 		return p->image;
-	a->t.frames_orphan++;
-	return new_image(a, pid);
+	uint32_t img = new_image(a, pid, 0);
+	if (img != NO_IMAGE)
+		a->t.frames_orphan++;
+	return img;
 }
 
 static void note_thread(struct agg *a, uint32_t pid, uint32_t tid)
@@ -199,8 +256,8 @@ static void note_thread(struct agg *a, uint32_t pid, uint32_t tid)
 	uint64_t key = (uint64_t)pid << 32 | tid;
 	struct tidset_ent *e;
 	HASH_FIND(hh, a->tidset, &key, sizeof(key), e);
-	if (e)
-		return;
+	if (e || !room(a, sizeof(*e) + CHUNK))
+		return;         /* the count of threads is all that is missed */
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
 	HASH_ADD(hh, a->tidset, key, sizeof(e->key), e);
@@ -330,16 +387,35 @@ static int event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight
 	return shown;
 }
 
+/* What a HELLO's strings will take (join_args keeps 4 KiB of argv). */
+static size_t hello_cost(const struct probe_msg *m)
+{
+	size_t args = 0;
+	for (unsigned i = 0; i < m->u.hello.argc && args < 4096; i++)
+		args += strlen(m->u.hello.argv[i]) + 1;
+	return 2 * str_cost(m->u.hello.exe) + str_cost(m->u.hello.comm) +
+	       str_cost(m->u.hello.event_name) + (args < 4096 ? args : 4096) + 2 * CHUNK;
+}
+
 static void add_hello(struct agg *a, const struct probe_msg *m)
 {
 	uint32_t img;
 	struct pid_ent *p;
 	HASH_FIND(hh, a->pids, &m->pid, sizeof(m->pid), p);
+	size_t cost = hello_cost(m);
 	/* A placeholder made by earlier frames becomes this image. */
-	if (p && !a->images[p->image].have_hello && a->images[p->image].nmaps == 0)
-		img = p->image;
+	if (p && p->image != NO_IMAGE && !a->images[p->image].have_hello &&
+	    a->images[p->image].nmaps == 0)
+		img = room(a, cost) ? p->image : NO_IMAGE;
 	else
-		img = new_image(a, m->pid);
+		img = new_image(a, m->pid, cost);
+	if (img == NO_IMAGE) {
+		/* Not the earlier image's either: its frames are dropped. */
+		a->t.frames_dropped++;
+		if (p)
+			p->image = NO_IMAGE;
+		return;
+	}
 	struct agg_image *im = &a->images[img];
 	im->have_hello = 1;
 	im->ppid = m->u.hello.ppid;
@@ -472,6 +548,10 @@ static void add_jit(struct agg *a, const struct probe_msg *m)
 static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in)
 {
 	uint32_t img = image_of(a, pid);  /* may move a->images */
+	if (img == NO_IMAGE) {
+		a->t.frames_dropped++;
+		return;
+	}
 	struct agg_image *im = &a->images[img];
 	struct agg_map nm = *mp_in;
 	/* The newest mapping that overlaps: is this one just repeated? */
@@ -481,6 +561,11 @@ static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in
 	/* An object's own names win over a JIT's for its code, as in perf. */
 	if (o && nm.jit && !o->jit)
 		return;
+	/* Itself, merge_tail's other buffer, maxend, its path. */
+	if (!room(a, 2 * sizeof(nm) + sizeof(uint64_t) + str_cost(nm.path))) {
+		a->t.frames_dropped++;
+		return;
+	}
 	if (o)
 		im->gen++;
 	im->maps = xgrow(im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps));
@@ -495,8 +580,18 @@ static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in
 static void add_thread(struct agg *a, const struct probe_msg *m)
 {
 	struct thread_key key = { image_of(a, m->pid), m->u.thread.tid };
-	struct thread_ent *t;
-	HASH_FIND(hh, a->threads, &key, sizeof(key), t);
+	struct thread_ent *t = NULL;
+	if (key.image != NO_IMAGE)
+		HASH_FIND(hh, a->threads, &key, sizeof(key), t);
+	/* A new name in place of the old one: what it takes more. */
+	size_t was = t ? str_cost(t->name) : 0;
+	size_t cost = str_cost(m->u.thread.name) + (t ? 0 : sizeof(*t) + CHUNK);
+	if (key.image == NO_IMAGE || (cost > was && !room(a, cost - was))) {
+		a->t.frames_dropped++;
+		return;
+	}
+	if (cost <= was)
+		a->cost -= was - cost;
 	if (!t) {
 		t = xcalloc(1, sizeof(*t));
 		t->key = key;
@@ -508,6 +603,7 @@ static void add_thread(struct agg *a, const struct probe_msg *m)
 	note_thread(a, m->pid, m->u.thread.tid);
 }
 
+/* The id of the stack frames[0..n), NO_STACK when a new one does not fit. */
 static uint32_t intern_stack(struct agg *a, const uint64_t *frames, uint32_t n)
 {
 	struct stack_ent *s;
@@ -515,6 +611,9 @@ static uint32_t intern_stack(struct agg *a, const uint64_t *frames, uint32_t n)
 	HASH_FIND(hh, a->stacks, frames, bytes, s);
 	if (s)
 		return s->id;
+	/* Itself, its place in stack_vec (doubling) and in the hash's buckets. */
+	if (!room(a, sizeof(*s) + bytes + CHUNK + 2 * sizeof(s) + 16))
+		return NO_STACK;
 	s = xmalloc(sizeof(*s) + bytes);
 	memset(&s->hh, 0, sizeof(s->hh));
 	s->id = (uint32_t)a->nstacks;
@@ -545,7 +644,10 @@ static void enc_grow(struct agg *a)
 	a->enc_mask = ncap - 1;
 }
 
-/* The slot of a sample's encoded stack, made (and the stack decoded) when new. */
+/*
+ * The slot of a sample's encoded stack, made (and the stack decoded) when
+ * new; NULL when a new one does not fit the bound.
+ */
 static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw *s)
 {
 	if (!a->enc || 2 * (a->enc_used + 1) > a->enc_mask + 1)
@@ -567,8 +669,18 @@ static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw
 		frames[0] = 0;
 		n = 1;
 	}
+	/* The table at a quarter full after it doubled; the bytes' doubling vector. */
+	size_t cost = 4 * sizeof(struct enc_slot) + 2 * (size_t)(len ? len : 1);
+	uint32_t stack = NO_STACK;
+	if (room(a, cost)) {
+		stack = intern_stack(a, frames, n);
+		if (stack == NO_STACK)
+			a->cost -= cost;
+	}
+	if (stack == NO_STACK)
+		return NULL;
 	struct enc_slot *e = &a->enc[j];
-	e->stack = intern_stack(a, frames, n);
+	e->stack = stack;
 	e->hash = h;
 	e->len = len ? len : 1;
 	a->enc_bytes = xgrow(a->enc_bytes, &a->enc_cap, a->enc_len + e->len, 1);
@@ -597,6 +709,94 @@ static uint32_t offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
 	return intern_stack(a, frames, n + 1);
 }
 
+/* ---- the bound's distinct addresses ------------------------------------ */
+
+static size_t addr_slot(const struct agg *a, uint32_t image, uint32_t gen, uint64_t addr)
+{
+	uint64_t h = probe_hash_mix(addr ^ a->seed) ^
+		     probe_hash_mix(((uint64_t)image << 32 | gen) + a->seed);
+	return (size_t)probe_hash_mix(h) & a->addrs_mask;
+}
+
+/* Where (image, gen, addr) is, or the empty slot it would take. */
+static struct addr_key *addr_find(struct agg *a, uint32_t image, uint32_t gen,
+				  uint64_t addr)
+{
+	size_t j = addr_slot(a, image, gen, addr);
+	for (;; j = (j + 1) & a->addrs_mask) {
+		struct addr_key *k = &a->addrs[j];
+		if (!k->image || (k->image == image + 1 && k->gen == gen && k->addr == addr))
+			return k;
+	}
+}
+
+static void addrs_grow(struct agg *a)
+{
+	struct addr_key *old = a->addrs;
+	size_t n = old ? a->addrs_mask + 1 : 0;
+	a->addrs_mask = n ? 2 * n - 1 : 1023;
+	a->addrs = xcalloc(a->addrs_mask + 1, sizeof(*a->addrs));
+	for (size_t i = 0; i < n; i++)
+		if (old[i].image)
+			*addr_find(a, old[i].image - 1, old[i].gen, old[i].addr) = old[i];
+	free(old);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+	return p < q ? -1 : p > q;
+}
+
+/*
+ * Room for a new count entry of a stack in an image: itself, its sample
+ * in a report, and the addresses the image's generation had not had (each
+ * a location to resolve).  0 (nothing taken) when it does not fit.
+ */
+static int count_room(struct agg *a, uint32_t img, uint32_t gen, uint32_t stack)
+{
+	const struct stack_ent *se = a->stack_vec[stack];
+	uint64_t fresh[PROBE_MAX_FRAMES + 1];
+	size_t k = 0, nf = 0;
+	for (uint32_t i = 0; i < se->nframes && a->addrs; i++) {
+		const struct addr_key *e = addr_find(a, img, gen, se->frames[i]);
+		if (!e->image)
+			fresh[k++] = se->frames[i];
+	}
+	if (!a->addrs)
+		for (uint32_t i = 0; i < se->nframes; i++)
+			fresh[k++] = se->frames[i];
+	qsort(fresh, k, sizeof(*fresh), cmp_u64);
+	for (size_t i = 0; i < k; i++)
+		if (!i || fresh[i] != fresh[i - 1])
+			fresh[nf++] = fresh[i];
+	size_t cost = sizeof(struct count_ent) + CHUNK + sizeof(struct agg_count) +
+		      SAMPLE_COST + 8 * (size_t)se->nframes + nf * ADDR_COST;
+	if (!room(a, cost))
+		return 0;
+	for (size_t i = 0; i < nf; i++) {
+		if (!a->addrs || 2 * (a->naddrs + 1) > a->addrs_mask + 1)
+			addrs_grow(a);
+		struct addr_key *e = addr_find(a, img, gen, fresh[i]);
+		*e = (struct addr_key){ fresh[i], img + 1, gen };
+		a->naddrs++;
+	}
+	return 1;
+}
+
+/* A sample not kept for the bound: counted, in the totals too. */
+static void drop_sample(struct agg *a, const struct probe_sample_raw *s)
+{
+	a->t.dropped++;
+	a->t.dropped_weight = sat_add(a->t.dropped_weight, s->weight);
+	a->t.samples++;
+	a->t.weight = sat_add(a->t.weight, s->weight);
+	if (s->time_ns < a->t.t_min)
+		a->t.t_min = s->time_ns;
+	if (s->time_ns > a->t.t_max)
+		a->t.t_max = s->time_ns;
+}
+
 static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		       const struct probe_sample_raw *s)
 {
@@ -608,12 +808,20 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		stack = offcpu_stack(a, s);
 	else {
 		slot = sample_slot(a, s);
-		stack = slot->stack;
+		stack = slot ? slot->stack : NO_STACK;
+	}
+	if (stack == NO_STACK) {
+		drop_sample(a, s);
+		return;
 	}
 	struct count_key key = { img, a->images[img].gen, s->tid, stack };
 	struct count_ent *c = slot ? slot->last : NULL;
 	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
 		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
+		if (!c && !count_room(a, img, key.gen, stack)) {
+			drop_sample(a, s);
+			return;
+		}
 		if (!c) {
 			c = xcalloc(1, sizeof(*c));
 			c->key = key;
@@ -656,7 +864,10 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		uint32_t img = image_of(a, m->pid);
 		struct probe_sample_raw s;
 		while (probe_samples_next_raw(m, &s))
-			add_sample(a, img, m->pid, &s);
+			if (img == NO_IMAGE)
+				drop_sample(a, &s);
+			else
+				add_sample(a, img, m->pid, &s);
 		break;
 	}
 	case PROBE_F_LOST: {
@@ -667,6 +878,8 @@ void agg_add(struct agg *a, struct probe_msg *m)
 	}
 	case PROBE_F_EXIT: {
 		uint32_t img = image_of(a, m->pid);  /* may move a->images */
+		if (img == NO_IMAGE)
+			break;
 		struct agg_image *im = &a->images[img];
 		im->have_exit = 1;
 		im->exit_status = m->u.exit.status;
@@ -751,6 +964,31 @@ void agg_finish(struct agg *a)
 const struct agg_totals *agg_totals(const struct agg *a)
 {
 	return &a->t;
+}
+
+void agg_set_limit(struct agg *a, size_t bytes)
+{
+	a->limit = bytes;
+}
+
+size_t agg_cost(const struct agg *a)
+{
+	return a->cost;
+}
+
+int agg_dropped_text(const struct agg *a, char *buf, size_t cap)
+{
+	const struct agg_totals *t = &a->t;
+	if (cap)
+		buf[0] = 0;
+	if (!t->dropped && !t->frames_dropped)
+		return 0;
+	double pct = t->weight ? 100.0 * (double)t->dropped_weight / (double)t->weight :
+		     t->samples ? 100.0 * (double)t->dropped / (double)t->samples : 0.0;
+	snprintf(buf, cap, "dropped: %" PRIu64 " sample%s (%.2f%%) and %" PRIu64
+		 " frame%s over the memory bound", t->dropped, t->dropped == 1 ? "" : "s",
+		 pct, t->frames_dropped, t->frames_dropped == 1 ? "" : "s");
+	return 1;
 }
 
 size_t agg_nimages(const struct agg *a)

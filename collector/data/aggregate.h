@@ -20,6 +20,17 @@
  *     it).  agg_find_map() returns, among the mappings containing addr, the
  *     latest one that had arrived by that generation; if none had, the
  *     earliest that came later (a sample that overtook its MAP).
+ *   - Memory can be bounded (agg_set_limit): the tables' cost (agg_cost)
+ *     counts what they hold and what a report made of them will take on
+ *     top (each distinct address of an image is resolved into a location
+ *     of its own, each count entry becomes a sample of all its frames).
+ *     What does not fit is not kept and is counted: a sample that needs a
+ *     new stack, count entry or image in dropped (and dropped_weight; it
+ *     stays in samples and weight, so shares are of everything sampled);
+ *     a HELLO, MAP, THREAD or JIT frame in frames_dropped (a process
+ *     whose HELLO did not fit has its samples dropped until one does).
+ *     Samples of stacks and threads already kept are always counted.
+ *     agg_keep_samples()' 24 bytes a sample are not bounded.
  *   - A JIT frame (code generated at run time, named by its runtime) is kept
  *     as a mapping of its own, with jit set and its name as path: the same
  *     generations give a reused address the name it had when it was
@@ -113,6 +124,9 @@ struct agg_totals {
 	uint64_t t_min, t_max;  /* sample times (ns), t_min > t_max if none */
 	uint64_t frames_orphan; /* pids whose first frame was not a HELLO */
 	uint64_t other_events;  /* samples of the events not shown */
+	/* Not kept: over agg_set_limit's bound (see the contract). */
+	uint64_t dropped, dropped_weight;       /* samples, in samples and weight */
+	uint64_t frames_dropped;                /* HELLO, MAP, THREAD, JIT frames */
 };
 
 /* The events of a recording (several with -e a,b): each with its samples. */
@@ -152,6 +166,19 @@ size_t agg_nsamples(const struct agg *a);
 const struct agg_sample *agg_samples(const struct agg *a);
 
 const struct agg_totals *agg_totals(const struct agg *a);
+/*
+ * The bound on agg_cost() (bytes; 0: none), from now on: it may be set
+ * below what is held already (nothing new is then kept) and changed
+ * between frames.  agg_cost: what the tables hold and what reporting them
+ * will take (bytes, estimated: see the contract).
+ */
+void agg_set_limit(struct agg *a, size_t bytes);
+size_t agg_cost(const struct agg *a);
+/*
+ * "dropped: N samples (P % of the weight) and F frames over the memory
+ * bound" into buf when anything was dropped; 0 when nothing was (buf "").
+ */
+int agg_dropped_text(const struct agg *a, char *buf, size_t cap);
 /* The first INFO frame (later ones are ignored); .have 0 when none. */
 const struct agg_info *agg_info(const struct agg *a);
 /*

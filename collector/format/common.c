@@ -200,6 +200,9 @@ void report_header(const struct report_ctx *c, FILE *out)
 		t->samples, t->processes, t->processes == 1 ? "" : "es",
 		t->threads, t->threads == 1 ? "" : "s", lost);
 	events_line(c->agg, out);
+	char dropped[256];
+	if (agg_dropped_text(c->agg, dropped, sizeof(dropped)))
+		fprintf(out, "# %s (aggregate.h): shares are of all samples\n", dropped);
 	if (t->samples && t->t_max > t->t_min)
 		fprintf(out, "# duration: %.2f s of samples%s\n",
 			(double)(t->t_max - t->t_min) / 1e9,
@@ -285,6 +288,9 @@ void report_info(const struct agg *a, const char *file, FILE *out)
 	char lost[512];
 	lost_text(t->lost, lost, sizeof(lost));
 	fprintf(out, "# samples        : %" PRIu64 "; %s\n", t->samples, lost);
+	char dropped[256];
+	if (agg_dropped_text(a, dropped, sizeof(dropped)))
+		fprintf(out, "# %-15s: %s\n", "not kept", dropped);
 	size_t ni = agg_nimages(a);
 	uint64_t *per = xcalloc(ni ? ni : 1, sizeof(*per));
 	for (size_t i = 0; i < agg_ncounts(a); i++) {

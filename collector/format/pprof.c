@@ -131,7 +131,7 @@ struct pp {
 	struct thr_ent *threads;
 	PValueType types[4], period_type;
 	int wall;               /* --off-cpu: the four types */
-	int64_t comment;
+	int64_t comment[2];
 };
 
 /* ---- the string table ---------------------------------------------- */
@@ -573,20 +573,24 @@ static void set_times(struct pp *p)
 	p->prof.duration_nanos = clamp64(last - first);
 }
 
-/* "lost: ..." as a comment (pprof -comments), when anything was. */
+/*
+ * "lost: ..." and "dropped: ..." (the memory bound, aggregate.h) as
+ * comments (pprof -comments), when anything was.
+ */
 static void set_comment(struct pp *p)
 {
 	const struct agg_totals *t = agg_totals(p->c->agg);
-	char lost[512];
+	char text[512];
 	int any = 0;
 	for (int i = 0; i < PROBE_LOST_REASON_MAX; i++)
 		any |= t->lost[i] != 0;
-	if (!any)
-		return;
-	lost_text(t->lost, lost, sizeof(lost));
-	p->comment = str_id(p, lost);
-	p->prof.comment = &p->comment;
-	p->prof.n_comment = 1;
+	p->prof.comment = p->comment;
+	if (any) {
+		lost_text(t->lost, text, sizeof(text));
+		p->comment[p->prof.n_comment++] = str_id(p, text);
+	}
+	if (agg_dropped_text(p->c->agg, text, sizeof(text)))
+		p->comment[p->prof.n_comment++] = str_id(p, text);
 }
 
 /* ---- gzip ----------------------------------------------------------- */
