@@ -167,12 +167,106 @@ void human_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
+/* The code point of a valid UTF-8 sequence at s, and its length; 0 if none. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xbf;
+	size_t len;
+	uint32_t v;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		v = c & 0x0f;
+		lo = c == 0xe0 ? 0xa0 : 0x80;   /* no overlong forms */
+		hi = c == 0xed ? 0x9f : 0xbf;   /* no surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		v = c & 0x07;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;   /* nothing past U+10FFFF */
+	} else {
+		return 0;                       /* continuation, 0xc0, 0xc1, 0xf5+ */
+	}
+	for (size_t i = 1; i < len; i++) {
+		unsigned b = s[i];              /* a NUL ends the loop: not 0x80+ */
+		if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xbf))
+			return 0;
+		v = v << 6 | (b & 0x3f);
+	}
+	*cp = v;
+	return len;
+}
+
+size_t printable_next(const char *s, uint32_t *cp)
+{
+	size_t len = utf8_decode((const unsigned char *)s, cp);
+	if (len == 0) {
+		*cp = PRINTABLE_REPL_CP;
+		return 1;
+	}
+	if (*cp < 0x20 || (*cp >= 0x7f && *cp < 0xa0) || *cp == 0xfffe || *cp == 0xffff)
+		*cp = PRINTABLE_REPL_CP;
+	return len;
+}
+
+size_t utf8_encode(uint32_t cp, char *out)
+{
+	unsigned char *o = (unsigned char *)out;
+	if (cp < 0x80) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (unsigned char)(0xc0 | cp >> 6);
+		o[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (unsigned char)(0xe0 | cp >> 12);
+		o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		o[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (unsigned char)(0xf0 | cp >> 18);
+	o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+	o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+	o[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+size_t printable_copy(char *dst, size_t cap, const char *s, size_t max_chars)
+{
+	size_t o = 0, n = 0;
+	while (*s && (!max_chars || n < max_chars)) {
+		uint32_t cp;
+		size_t in = printable_next(s, &cp);
+		char enc[4];
+		size_t k = utf8_encode(cp, enc);
+		if (o + k >= cap)
+			break;
+		memcpy(dst + o, enc, k);
+		o += k;
+		s += in;
+		n++;
+	}
+	dst[o] = '\0';
+	return n;
+}
+
+/* Each input byte becomes at most 3 (U+FFFD for a stray byte). */
 char *printable_dup(const char *s)
 {
-	char *d = xstrdup(s);
-	for (unsigned char *p = (unsigned char *)d; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	size_t n = strlen(s);
+	if (n > (SIZE_MAX - 1) / 3)
+		probe_oom();
+	char *d = xmalloc(3 * n + 1);
+	printable_copy(d, 3 * n + 1, s, 0);
 	return d;
 }
 

@@ -10,9 +10,18 @@
  *     what to do.  probe_info: the same, for what a service logs (probe
  *     agent).
  *   - parse_* accept the whole string or fail: "12x", "", "-3" are errors.
- *   - printable_dup copies untrusted text (paths, thread names, argv from a
- *     recording) with control bytes replaced, so a report cannot carry
- *     terminal escape sequences or break its own line format.
+ *   - Text from outside (function names from ELF files and perf maps,
+ *     thread and process names, paths, argv, all of a recording) is made
+ *     printable where it comes in (printable_dup), and whatever writes text
+ *     out reads it through printable_next: every output is valid UTF-8
+ *     without control characters, so none can carry a terminal escape
+ *     sequence (ESC, or C1's CSI 0x9b, raw or as UTF-8) or break its own
+ *     line format.  What is replaced, by U+FFFD (PRINTABLE_REPL): C0
+ *     controls (tab and newline too), DEL, C1 controls (U+0080-U+009F),
+ *     the noncharacters U+FFFE and U+FFFF (XML forbids them), and each byte
+ *     that does not start valid UTF-8 (overlong forms, surrogates, past
+ *     U+10FFFF, sequences cut short, stray continuation bytes).  Valid
+ *     UTF-8 text (Japanese names, C++'s, emoji) is kept byte for byte.
  */
 #ifndef PROBE_UTIL_H
 #define PROBE_UTIL_H
@@ -49,8 +58,25 @@ int parse_percent(const char *s, double *out);
 const char *path_basename(const char *path);
 /* "345 KiB", "1.2 MiB", "812 B" into buf. */
 void human_size(uint64_t bytes, char *buf, size_t len);
-/* A copy with bytes < 0x20 and 0x7f replaced by '?'. */
+/* What replaces an unprintable character (see the contract), and its code point. */
+#define PRINTABLE_REPL "\xef\xbf\xbd"
+#define PRINTABLE_REPL_CP 0xfffdu
+/*
+ * The character at s (not at its NUL) as text output shows it: its length
+ * in bytes (1 to 4), and in *cp its code point, or PRINTABLE_REPL_CP for
+ * what the contract replaces (an invalid byte: that one byte).
+ */
+size_t printable_next(const char *s, uint32_t *cp);
+/* The UTF-8 bytes of code point cp (at most 4) into out; returns how many. */
+size_t utf8_encode(uint32_t cp, char *out);
+/* A copy of s (malloc'ed) with what the contract replaces replaced. */
 char *printable_dup(const char *s);
+/*
+ * The same into dst (cap >= 1 bytes, always NUL-terminated), whole
+ * characters only: at most max_chars of them (0: no limit), and what fits.
+ * Returns the characters written (for padding to a width).
+ */
+size_t printable_copy(char *dst, size_t cap, const char *s, size_t max_chars);
 
 /* a + b, or UINT64_MAX when that overflows (weights are untrusted input). */
 static inline uint64_t sat_add(uint64_t a, uint64_t b)

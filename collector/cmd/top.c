@@ -28,6 +28,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -260,13 +261,13 @@ static void errpipe_read(struct top *t)
 		while (start > 0 && buf[start - 1] != '\n')
 			start--;
 		if (end > start) {
-			size_t m = end - start < sizeof(status_msg) - 1 ? end - start
-								   : sizeof(status_msg) - 1;
-			memcpy(status_msg, buf + start, m);
-			status_msg[m] = 0;
-			for (size_t i = 0; i < m; i++)
-				if ((unsigned char)status_msg[i] < 0x20)
-					status_msg[i] = '?';
+			/* The program's own words: printable (util.h), whole characters. */
+			char line[sizeof(status_msg)];
+			size_t m = end - start < sizeof(line) - 1 ? end - start
+								 : sizeof(line) - 1;
+			memcpy(line, buf + start, m);
+			line[m] = 0;
+			printable_copy(status_msg, sizeof(status_msg), line, 0);
 		}
 	}
 }
@@ -588,6 +589,8 @@ int cmd_top(int argc, char **argv)
 
 	if (t.tty) {
 		set_escdelay(25);
+		/* The terminal's character set: UTF-8 names shown as such, not as M-x. */
+		setlocale(LC_CTYPE, "");
 		if (!initscr()) {
 			probe_err("cannot start the terminal view (TERM=%s); run probe top "
 				  "with its output piped for plain-text snapshots",

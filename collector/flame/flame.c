@@ -447,73 +447,18 @@ void flame_put_kinds_js(FILE *out, unsigned kinds)
 	fprintf(out, "];\n");
 }
 
-/*
- * The next character of s: its length in bytes (at least 1), and in *cp
- * the code point, or U+FFFD for invalid UTF-8 (one byte skipped, as the
- * WHATWG decoder does), a control character, or what XML 1.0 cannot carry.
- */
-static size_t next_char(const unsigned char *s, uint32_t *cp)
-{
-	unsigned c = s[0];
-	size_t len;
-	uint32_t v, lo = 0x80, hi = 0xbf;
-	if (c < 0x80) {
-		*cp = c < 0x20 || c == 0x7f ? 0xfffd : c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		v = c & 0x0f;
-		lo = c == 0xe0 ? 0xa0 : 0x80;   /* no overlong forms */
-		hi = c == 0xed ? 0x9f : 0xbf;   /* no surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		v = c & 0x07;
-		lo = c == 0xf0 ? 0x90 : 0x80;
-		hi = c == 0xf4 ? 0x8f : 0xbf;   /* nothing past U+10FFFF */
-	} else {
-		*cp = 0xfffd;
-		return 1;
-	}
-	for (size_t i = 1; i < len; i++) {
-		unsigned b = s[i];
-		if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xbf)) {
-			*cp = 0xfffd;
-			return 1;
-		}
-		v = v << 6 | (b & 0x3f);
-	}
-	*cp = (v == 0xfffe || v == 0xffff) ? 0xfffd : v;
-	return len;
-}
-
+/* cp as UTF-8 (printable_next made it printable). */
 static void put_utf8(FILE *out, uint32_t cp)
 {
-	if (cp < 0x80) {
-		fputc((int)cp, out);
-	} else if (cp < 0x800) {
-		fputc((int)(0xc0 | cp >> 6), out);
-		fputc((int)(0x80 | (cp & 0x3f)), out);
-	} else if (cp < 0x10000) {
-		fputc((int)(0xe0 | cp >> 12), out);
-		fputc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		fputc((int)(0x80 | (cp & 0x3f)), out);
-	} else {
-		fputc((int)(0xf0 | cp >> 18), out);
-		fputc((int)(0x80 | (cp >> 12 & 0x3f)), out);
-		fputc((int)(0x80 | (cp >> 6 & 0x3f)), out);
-		fputc((int)(0x80 | (cp & 0x3f)), out);
-	}
+	char enc[4];
+	fwrite(enc, 1, utf8_encode(cp, enc), out);
 }
 
 size_t flame_chars(const char *s)
 {
 	size_t n = 0;
 	uint32_t cp;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p += next_char(p, &cp))
+	for (const char *p = s; *p; p += printable_next(p, &cp))
 		n++;
 	return n;
 }
@@ -524,12 +469,12 @@ void flame_put_xml(FILE *out, const char *s, size_t max_chars)
 	if (max_chars && flame_chars(s) > max_chars)
 		keep = max_chars > 2 ? max_chars - 2 : 0;       /* room for ".." */
 	uint32_t cp;
-	for (const unsigned char *p = (const unsigned char *)s; *p; n++) {
+	for (const char *p = s; *p; n++) {
 		if (max_chars && n == keep) {
 			fputs("..", out);
 			return;
 		}
-		p += next_char(p, &cp);
+		p += printable_next(p, &cp);
 		switch (cp) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
@@ -544,8 +489,8 @@ void flame_put_xml(FILE *out, const char *s, size_t max_chars)
 void flame_put_json(FILE *out, const char *s)
 {
 	uint32_t cp;
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		p += next_char(p, &cp);
+	for (const char *p = s; *p;) {
+		p += printable_next(p, &cp);
 		/* '<' too: "</script>" in a name must not end the page's script. */
 		if (cp == '"' || cp == '\\' || cp == '<' || cp == '>' || cp == '&' ||
 		    cp == 0x2028 || cp == 0x2029)

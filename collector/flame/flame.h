@@ -115,9 +115,10 @@ char flame_kind_letter(enum flame_kind k);
 void flame_colour(enum flame_kind k, const char *name, char out[8]);
 
 /*
- * s as XML character data or attribute text: &<>"' escaped, invalid UTF-8
- * and characters XML cannot carry replaced by U+FFFD, at most max_chars
- * characters (0: all), ".." appended when cut.
+ * s as XML character data or attribute text: &<>"' escaped, what
+ * printable_next replaces (util.h: invalid UTF-8, C0 and C1 controls,
+ * U+FFFE/U+FFFF, so all that XML cannot carry too) replaced by U+FFFD, at
+ * most max_chars characters (0: all), ".." appended when cut.
  */
 void flame_put_xml(FILE *out, const char *s, size_t max_chars);
 /* s as the inside of a JSON string, with the same replacements. */

@@ -22,10 +22,11 @@
  *     first, else 0; endValue = startValue + the sum of its weights (the
  *     importer takes endValue - startValue as the profile's length).
  *   - activeProfileIndex: the heaviest thread, the one speedscope opens.
- *   - Strings come from untrusted files: every one is escaped byte by byte
- *     (", \, control characters as \uXXXX) and each byte that is not part
- *     of valid UTF-8 becomes \ufffd, so the file is valid JSON whatever a
- *     recording names.
+ *   - Strings come from untrusted files: every one is read through
+ *     printable_next (util.h: control characters, C1 ones too, and each
+ *     byte that is not part of valid UTF-8 become U+FFFD) and ", \ escaped,
+ *     so the file is valid JSON whatever a recording names, and no name
+ *     carries a control character to the viewer.
  * A stack keeps at most RESOLVE_MAX_FRAMES frames, inline frames dropped
  * first, as resolve_stack() does.
  */
@@ -77,46 +78,17 @@ struct scope {
 
 /* ---- JSON strings ----------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 where there is none. */
-static size_t utf8_len(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		/* No overlong forms, no UTF-16 surrogates (ED A0..BF). */
-		unsigned lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		/* No overlong forms, nothing past U+10FFFF. */
-		unsigned lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-		return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 &&
-		       (p[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
-/* s as a JSON string: quoted, escaped, made valid UTF-8. */
+/* s as a JSON string: quoted, escaped, made printable (util.h). */
 static void json_str(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	fputc('"', out);
-	while (*p) {
-		size_t n = utf8_len(p);
-		if (n == 0) {
-			fputs("\\ufffd", out);
-			p++;
-		} else if (*p == '"' || *p == '\\') {
+	for (const char *p = s; *p;) {
+		uint32_t cp;
+		char enc[4];
+		p += printable_next(p, &cp);
+		if (cp == '"' || cp == '\\')
 			fputc('\\', out);
-			fputc(*p++, out);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(out, "\\u%04x", *p++);
-		} else {
-			fwrite(p, 1, n, out);
-			p += n;
-		}
+		fwrite(enc, 1, utf8_encode(cp, enc), out);
 	}
 	fputc('"', out);
 }

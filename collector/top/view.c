@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "lost.h"
 #include "top_state.h"
@@ -173,16 +174,62 @@ static int page_rows(void)
 	return LINES > 12 ? LINES - 10 : 2;
 }
 
+/* Columns a character takes on the terminal (1 where the locale cannot tell). */
+static int columns_of(uint32_t cp)
+{
+	int w = wcwidth((wchar_t)cp);
+	return w < 0 ? 1 : w;
+}
+
+/*
+ * s made printable (util.h) and fitted to width columns, never cut inside
+ * a character (what "%-*.*s" does in bytes cuts UTF-8 apart, and pads
+ * multibyte names short; a line wider than the screen wraps), padded with
+ * spaces to width if pad.  Into buf (cap bytes); returns buf.
+ */
+static const char *fit(char *buf, size_t cap, const char *s, int width, int pad)
+{
+	size_t len = 0;
+	int used = 0;
+	for (const char *p = s; *p;) {
+		uint32_t cp;
+		char enc[4];
+		size_t in = printable_next(p, &cp), k = utf8_encode(cp, enc);
+		int w = columns_of(cp);
+		if (used + w > width || len + k >= cap)
+			break;
+		memcpy(buf + len, enc, k);
+		len += k;
+		used += w;
+		p += in;
+	}
+	for (; pad && used < width && len + 1 < cap; used++)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Room for a line of a screen however wide: its names take 4 bytes a column. */
+#define LINE_MAX_BYTES 8192
+
+/*
+ * Line y of the screen: s fitted to the screen's width (a name from a
+ * hostile program is printable already; this is the last gate before the
+ * terminal, for every line).
+ */
 static void put_line(int y, const char *s, int attr)
 {
-	if (y >= LINES)
+	if (y >= LINES || COLS <= 0)
 		return;
+	char line[LINE_MAX_BYTES];
+	fit(line, sizeof(line), s, COLS, 0);
 	if (attr)
 		attron(attr);
-	mvaddnstr(y, 0, s, COLS);
+	mvaddstr(y, 0, line);
 	if (attr)
 		attroff(attr);
 }
+
 
 static void draw_rows(struct top *t, int y, const struct rowset *rs, int selectable,
 		      int show_self)
@@ -190,7 +237,7 @@ static void draw_rows(struct top *t, int y, const struct rowset *rs, int selecta
 	int fn = COLS - 30 - 24;
 	if (fn < 16)
 		fn = 16;
-	char buf[1024];
+	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES];
 	int avail = LINES - y - 1;
 	if (avail < 1)
 		return;
@@ -208,13 +255,14 @@ static void draw_rows(struct top *t, int y, const struct rowset *rs, int selecta
 		char extra[64] = "";
 		if (t->group == G_THREAD && selectable)
 			snprintf(extra, sizeof(extra), " %u/%u", r->pid, r->tid);
+		fit(name, sizeof(name), r->name, fn, 1);
 		if (show_self)
-			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %-*.*s %s%s",
-				 pct(t, r->self), pct(t, r->total), r->samples, fn, fn, r->name,
+			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %s %s%s",
+				 pct(t, r->self), pct(t, r->total), r->samples, name,
 				 r->module, extra);
 		else
-			snprintf(buf, sizeof(buf), "        %6.2f%%            %-*.*s %s",
-				 pct(t, r->total), fn, fn, r->name, r->module);
+			snprintf(buf, sizeof(buf), "        %6.2f%%            %s %s",
+				 pct(t, r->total), name, r->module);
 		put_line(y, buf, selectable && i == t->sel ? A_REVERSE : 0);
 	}
 }
@@ -269,7 +317,7 @@ void draw(struct top *t)
 		put_line(y++, "? help, q quit", A_DIM);
 	}
 	y++;
-	char buf[512];
+	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES];
 	int fn = COLS - 30 - 24;
 	if (fn < 16)
 		fn = 16;
@@ -305,9 +353,9 @@ void draw(struct top *t)
 				snprintf(lvl, sizeof(lvl), "[%d] ", tl->depth);
 			}
 			int w = fn + 6 - ind - (int)strlen(lvl);
-			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%%  %*s%s%-*.*s %s",
-				 pct(t, nd->total), pct(t, nd->self), ind, "", lvl, w, w,
-				 nl->sym, nl->dso);
+			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%%  %*s%s%s %s",
+				 pct(t, nd->total), pct(t, nd->self), ind, "", lvl,
+				 fit(name, sizeof(name), nl->sym, w, 1), nl->dso);
 			put_line(y, buf, tl->depth == 0 ? A_BOLD : 0);
 		}
 		refresh();
