@@ -150,7 +150,10 @@ void print_snapshot(struct top *t, FILE *out)
 	char *lines[16];
 	int n = header_lines(t, lines, 16);
 	for (int i = 0; i < n; i++) {
-		fprintf(out, "# %s\n", lines[i]);
+		/* A line made with snprintf may end inside a character: made whole. */
+		char *p = printable_dup(lines[i]);
+		fprintf(out, "# %s\n", p);
+		free(p);
 		free(lines[i]);
 	}
 	fprintf(out, "%7s %7s %9s  %-40s %s\n", "Self%", "Total%", "Samples", row_head(t),
