@@ -30,8 +30,9 @@
 #include <linux/sock_diag.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@
 
 #define NS 1000000000ull
 #define MINUTE_NS (60 * NS)
+#define STATE_LISTEN 10         /* TCP_LISTEN of the kernel's tcp_states.h */
 
 enum req_state { R_NEW, R_WAITING, R_READY, R_GONE };
 
@@ -55,6 +57,7 @@ struct conn {
 	int fd;
 	char who[64];           /* its client: "uid 1000", "192.0.2.7", "2001:db8::/64" */
 	uint64_t since;         /* CLOCK_MONOTONIC ns: waiting for a request since */
+	uint64_t rx;            /* bytes received by then; UINT64_MAX: not known */
 	int busy;               /* its request is whole: being answered, or a pull */
 	int shut;               /* closed by us; libmicrohttpd has yet to see it */
 	struct conn *prev, *next;
@@ -99,7 +102,7 @@ struct httpd {
 	struct conn *conns;     /* newest first */
 	unsigned nopen;         /* conns not shut */
 	uint64_t next_sweep;    /* when the next request deadline falls */
-	uint64_t served, cancelled;
+	uint64_t served, cancelled, idle;
 	struct said limit[L_KINDS];
 	struct said mhd[MHD_SAID];      /* libmicrohttpd's messages; the last for any other */
 	int hush;               /* its next message is about a pull we dropped */
@@ -142,8 +145,8 @@ static void hit(struct httpd *h, enum limit k, const char *who)
 			 "in all", who, HTTPD_CONNECTIONS);
 		break;
 	default:
-		snprintf(what, sizeof(what), "a connection of %s closed: no whole request "
-			 "within %d s", who, HTTPD_REQUEST_S);
+		snprintf(what, sizeof(what), "a connection of %s closed: part of a request and "
+			 "no whole one within %d s", who, HTTPD_REQUEST_S);
 		break;
 	}
 	probe_warn("http: %s; %" PRIu64 " so far (counted on the index page; said once a "
@@ -264,7 +267,7 @@ static long diag_uid(const struct nlmsghdr *m, const struct endpoint *peer,
 	struct endpoint src, dst;
 	if (endpoint_of(d->idiag_family, d->id.idiag_src, d->id.idiag_sport, &src) < 0 ||
 	    endpoint_of(d->idiag_family, d->id.idiag_dst, d->id.idiag_dport, &dst) < 0 ||
-	    d->idiag_state == TCP_LISTEN || !same_endpoint(&src, peer) || !same_endpoint(&dst, me))
+	    d->idiag_state == STATE_LISTEN || !same_endpoint(&src, peer) || !same_endpoint(&dst, me))
 		return -1;
 	return d->idiag_uid;
 }
@@ -397,11 +400,28 @@ static void admit(struct httpd *h, struct conn *cn)
 	}
 }
 
-/* A new request is awaited on cn from now: whole within HTTPD_REQUEST_S. */
-static void awaiting(struct httpd *h, struct conn *cn, uint64_t now)
+/* Bytes the kernel received on fd so far; UINT64_MAX when it does not say
+ * (before Linux 4.1).  libmicrohttpd reads eagerly: this, not what waits
+ * in the socket, tells whether a client sent anything. */
+static uint64_t bytes_in(int fd)
+{
+	struct tcp_info ti;
+	socklen_t l = sizeof(ti);
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 ||
+	    l < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
+		return UINT64_MAX;
+	return ti.tcpi_bytes_received;
+}
+
+/* A new request is awaited on cn from now: whole within HTTPD_REQUEST_S.
+ * rx: the bytes received before it (0 on a new connection, whatever came
+ * with it being part of the request). */
+static void awaiting(struct httpd *h, struct conn *cn, uint64_t now, uint64_t rx)
 {
 	cn->busy = 0;
 	cn->since = now;
+	cn->rx = rx;
 	if (now + HTTPD_REQUEST_S * NS < h->next_sweep)
 		h->next_sweep = now + HTTPD_REQUEST_S * NS;
 }
@@ -416,7 +436,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 		struct conn *cn = xcalloc(1, sizeof(*cn));
 		cn->fd = i ? i->connect_fd : -1;
 		client_of(h, cn->fd, cn->who, sizeof(cn->who));
-		awaiting(h, cn, now_ns());
+		awaiting(h, cn, now_ns(), bytes_in(cn->fd) == UINT64_MAX ? UINT64_MAX : 0);
 		cn->next = h->conns;
 		if (h->conns)
 			h->conns->prev = cn;
@@ -441,6 +461,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 	*ctx = NULL;
 }
 
+/* cn had HTTPD_REQUEST_S s for a whole request: closed, and said when it
+ * sent part of one (a slow client), quietly when it sent nothing (a
+ * keep-alive connection left idle, a browser's preconnection). */
+static void expire(struct httpd *h, struct conn *cn)
+{
+	if (cn->rx != UINT64_MAX && bytes_in(cn->fd) == cn->rx)
+		h->idle++;
+	else
+		hit(h, L_SLOW, cn->who);
+	shut(h, cn);
+}
+
 /* Close the connections that had HTTPD_REQUEST_S s for a whole request. */
 static void sweep(struct httpd *h, uint64_t now)
 {
@@ -451,10 +483,9 @@ static void sweep(struct httpd *h, uint64_t now)
 		if (cn->busy || cn->shut)
 			continue;
 		uint64_t due = cn->since + HTTPD_REQUEST_S * NS;
-		if (due <= now) {
-			hit(h, L_SLOW, cn->who);
-			shut(h, cn);
-		} else if (due < next) {
+		if (due <= now)
+			expire(h, cn);
+		else if (due < next) {
 			next = due;
 		}
 	}
@@ -516,10 +547,10 @@ static void put_bounds(const struct httpd *h, FILE *f)
 		h->cancelled, hits(h, L_BUSY), hits(h, L_EACH), HTTPD_CAPTURES_EACH);
 	fprintf(f, "<p>Connections: %u open (at most %d, %d for one client; a whole request "
 		"within %d s); closed: %" PRIu64 " beyond a client's %d, %" PRIu64 " beyond %d "
-		"in all, %" PRIu64 " with no whole request in %d s.</p>\n", h->nopen,
-		HTTPD_CONNECTIONS, HTTPD_CONNECTIONS_EACH, HTTPD_REQUEST_S, hits(h, L_CONNS),
-		HTTPD_CONNECTIONS_EACH, hits(h, L_TOTAL), HTTPD_CONNECTIONS, hits(h, L_SLOW),
-		HTTPD_REQUEST_S);
+		"in all, %" PRIu64 " with part of a request and no whole one in %d s, %" PRIu64
+		" idle for %d s.</p>\n", h->nopen, HTTPD_CONNECTIONS, HTTPD_CONNECTIONS_EACH,
+		HTTPD_REQUEST_S, hits(h, L_CONNS), HTTPD_CONNECTIONS_EACH, hits(h, L_TOTAL),
+		HTTPD_CONNECTIONS, hits(h, L_SLOW), HTTPD_REQUEST_S, h->idle, HTTPD_REQUEST_S);
 }
 
 static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
@@ -722,8 +753,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct httpd *h = cls;
 	struct req *r = *con_cls;
 	struct conn *cn = conn_of(c);
-	if (cn)
-		awaiting(h, cn, now_ns());      /* keep-alive: the next request */
+	if (cn)         /* keep-alive: the next request */
+		awaiting(h, cn, now_ns(), bytes_in(cn->fd));
 	if (!r)
 		return;
 	if (r->state == R_WAITING)
