@@ -9,7 +9,9 @@
  *     every field; samples are then walked with probe_samples_next().
  * Errors are returned as -1 with a human-readable message in err (no
  * "probe:" prefix: the caller adds context).  Nothing here allocates
- * after init except the stream buffer, which is bounded by PROBE_FRAME_MAX.
+ * after init but the stream: its buffer, bounded by PROBE_STREAM_CAP (twice
+ * that while skipping damage), and once a CRC fails, the running CRCs of
+ * its bytes (4 bytes a byte of buffer, about 8 MiB).
  */
 #ifndef PROBE_WIRE_DECODE_H
 #define PROBE_WIRE_DECODE_H
