@@ -94,6 +94,7 @@ struct httpd {
 	int lfd, efd;           /* listener, libmicrohttpd's epoll fd */
 	int pfd;                /* epoll: efd, and the parked pulls' sockets */
 	int nl;                 /* sock_diag netlink socket, -1: none */
+	unsigned diag_said;     /* loopback_unknown said its line */
 	uint32_t nlseq;
 	char where[128];
 	struct aprocs *procs;
@@ -320,6 +321,26 @@ static long local_uid(struct httpd *h, const struct endpoint *peer, const struct
 	}
 }
 
+static int is_loopback(const struct endpoint *e)
+{
+	if (e->family == AF_INET)
+		return ((const uint8_t *)e->a)[0] == 127;
+	return e->family == AF_INET6 && memcmp(e->a, &in6addr_loopback, 16) == 0;
+}
+
+/* A loopback client is always of this host: not knowing its user means
+ * sock_diag cannot say (no inet_diag in the kernel), or the client was
+ * gone already.  Said once. */
+static void loopback_unknown(struct httpd *h)
+{
+	if (h->diag_said++)
+		return;
+	probe_warn("http: the kernel did not say which user owns a loopback client's "
+		   "socket (no inet_diag module, or the client was gone already): such a "
+		   "client is bounded as its address, with every other user there "
+		   "(modprobe inet_diag tells them apart; said once)");
+}
+
 /* Who is at the other end of fd, into who: "uid N" for a socket of this
  * host, else its address (an IPv6 one by its /64, which one host may
  * hold whole), "?" when even that is not known. */
@@ -334,6 +355,8 @@ static void client_of(struct httpd *h, int fd, char *who, size_t cap)
 		return;
 	long uid = getsockname(fd, (struct sockaddr *)&ms, &ml) == 0 &&
 		   endpoint_sa(&ms, &me) == 0 ? local_uid(h, &peer, &me) : -1;
+	if (uid < 0 && is_loopback(&peer))
+		loopback_unknown(h);
 	char s[INET6_ADDRSTRLEN];
 	if (uid >= 0) {
 		snprintf(who, cap, "uid %ld", uid);
@@ -426,29 +449,26 @@ static void awaiting(struct httpd *h, struct conn *cn, uint64_t now, uint64_t rx
 		h->next_sweep = now + HTTPD_REQUEST_S * NS;
 }
 
-static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-			  enum MHD_ConnectionNotificationCode code)
+/* A connection opened: whose, and room for it. */
+static void conn_open(struct httpd *h, struct MHD_Connection *c, void **ctx)
 {
-	struct httpd *h = cls;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
-						MHD_CONNECTION_INFO_CONNECTION_FD);
-		struct conn *cn = xcalloc(1, sizeof(*cn));
-		cn->fd = i ? i->connect_fd : -1;
-		client_of(h, cn->fd, cn->who, sizeof(cn->who));
-		awaiting(h, cn, now_ns(), bytes_in(cn->fd) == UINT64_MAX ? UINT64_MAX : 0);
-		cn->next = h->conns;
-		if (h->conns)
-			h->conns->prev = cn;
-		h->conns = cn;
-		h->nopen++;
-		*ctx = cn;
-		admit(h, cn);
-		return;
-	}
-	struct conn *cn = *ctx;
-	if (!cn)
-		return;
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+					MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct conn *cn = xcalloc(1, sizeof(*cn));
+	cn->fd = i ? i->connect_fd : -1;
+	client_of(h, cn->fd, cn->who, sizeof(cn->who));
+	awaiting(h, cn, now_ns(), bytes_in(cn->fd) == UINT64_MAX ? UINT64_MAX : 0);
+	cn->next = h->conns;
+	if (h->conns)
+		h->conns->prev = cn;
+	h->conns = cn;
+	h->nopen++;
+	*ctx = cn;
+	admit(h, cn);
+}
+
+static void conn_closed(struct httpd *h, struct conn *cn)
+{
 	if (cn->prev)
 		cn->prev->next = cn->next;
 	else
@@ -458,7 +478,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 	if (!cn->shut)
 		h->nopen--;
 	free(cn);
-	*ctx = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct httpd *h = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		conn_open(h, c, ctx);
+	} else if (*ctx) {
+		conn_closed(h, *ctx);
+		*ctx = NULL;
+	}
 }
 
 /* cn had HTTPD_REQUEST_S s for a whole request: closed, and said when it
@@ -485,9 +516,8 @@ static void sweep(struct httpd *h, uint64_t now)
 		uint64_t due = cn->since + HTTPD_REQUEST_S * NS;
 		if (due <= now)
 			expire(h, cn);
-		else if (due < next) {
+		else if (due < next)
 			next = due;
-		}
 	}
 	h->next_sweep = next;
 }
@@ -811,7 +841,7 @@ static int watch_start(struct httpd *h, int efd)
 static void diag_start(struct httpd *h)
 {
 	h->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (h->nl < 0)
+	if (h->nl < 0 && !h->diag_said++)
 		probe_warn("http: no sock_diag netlink socket (%s): the bounds of one client "
 			   "take all local users as one (their address); load the inet_diag "
 			   "module to tell them apart", strerror(errno));
