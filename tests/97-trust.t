@@ -9,6 +9,8 @@
 #   - a HELLO claiming a root process's pid: refused, its perf map unread
 #   - a perf map bind-mounted over a root-only file (unshare -Urm): unread;
 #     nobody's own perf map still names its code
+#   - a program in its own pid and mount namespaces (a container) is named
+#     from its own files; one of nobody's from nobody's own
 #   - a sparse 20 GiB perf map: the agent stays responsive
 #   - out of descriptors: no spin, SIGTERM still ends it, pulls answer
 #     again; probe record the same with 80 children under ulimit -n 64
@@ -21,7 +23,7 @@ command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 	skip_all "an agent already serves this host at /run/probe/agent.sock"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 28
+plan 29
 SOCK=/run/probe/agent.sock
 LIAR=$GT/gt_liar
 # Run directly (not through a function) so that $! is the program's pid.
@@ -125,6 +127,17 @@ sleep 0.3
 pull 1 "$T/p3.txt"
 wait $L
 grep -q 'leaf_five' "$T/p3.txt"; ok $? "nobody's gt_leaf is named from its own files (MAPs verified)"
+
+# --- a container: its own pid and mount namespaces, its own /tmp ---------------
+unshare -pfm --mount-proc sh -c 'mount -t tmpfs none /tmp && cp "$1" /tmp/gt_leaf_in_ns &&
+	exec env LD_PRELOAD="$2" setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+	/tmp/gt_leaf_in_ns 1500' sh "$GT/gt_leaf" "$LIBPROBE" >/dev/null 2>&1 &
+L=$!
+sleep 0.5
+pull 1 "$T/p5.txt"
+wait $L
+grep -q 'leaf_five' "$T/p5.txt"
+okd $? "a program in its own pid and mount namespaces is named from its own files" "$T/p5.txt" "$T/agent.log"
 
 # --- a sparse 20 GiB perf map -------------------------------------------------------
 $nobody sh -c 'truncate -s 20G /tmp/perf-$$.map && exec "$1" "$2" -j -t 4' sh "$LIAR" $SOCK >/dev/null 2>&1 &

@@ -383,6 +383,7 @@ static int listen_programs(struct agent *a)
 		return -1;
 	}
 	a->in.any_uid = root;
+	a->in.live_roots = 1;   /* frames are named while the processes live */
 	return 0;
 }
 

@@ -152,6 +152,7 @@ struct ingest {
 	int quiet;                      /* read connections that have an arena on
 					   the poll, not when data arrives */
 	int any_uid;                    /* root's host agent: every uid may connect */
+	int live_roots;                 /* MAPs of other mount namespaces: scrub.h */
 	void *lfd_tag;                  /* lfd's epoll data.ptr (to pause accepting) */
 	uint64_t paused_until;          /* out of fds: not accepting until then */
 	unsigned pause_ms;

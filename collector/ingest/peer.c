@@ -28,6 +28,24 @@
 
 #include "util.h"
 
+/* Are pid and ref in the same namespace of that kind?  (Unknown: no.) */
+static int same_ns_as(pid_t pid, pid_t ref, const char *kind)
+{
+	char a_path[64], b_path[64];
+	struct stat a, b;
+
+	snprintf(a_path, sizeof a_path, "/proc/%ld/ns/%s", (long)pid, kind);
+	snprintf(b_path, sizeof b_path, "/proc/%ld/ns/%s", (long)ref, kind);
+	return stat(a_path, &a) == 0 && stat(b_path, &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* Is pid in our namespace of that kind? */
+static int same_ns(pid_t pid, const char *kind)
+{
+	return same_ns_as(pid, getpid(), kind);
+}
+
 int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid)
 {
 	struct ucred cr;
@@ -39,6 +57,7 @@ int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid)
 	p->gid = (gid_t)-1;
 	p->ngroups = -1;
 	p->untrusted = uid != geteuid();
+	p->foreign_mnt = !same_ns(pid, "mnt");
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && len == sizeof cr)
 		p->gid = cr.gid;
 	len = sizeof p->groups;
@@ -310,12 +329,7 @@ static long sysctl_long(const char *path, long dflt)
 /* Capabilities count for kallsyms in the first user namespace only. */
 static int same_userns(const struct peer *p)
 {
-	char path[64];
-	struct stat a, b;
-
-	snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)p->pid);
-	return stat(path, &a) == 0 && stat("/proc/1/ns/user", &b) == 0 &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+	return same_ns_as(p->pid, 1, "user");
 }
 
 int peer_kallsyms_ok(const struct peer *p)

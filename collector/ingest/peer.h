@@ -12,7 +12,8 @@
  *     uid, gid; SO_PEERGROUPS: its groups), as the kernel has them in our
  *     namespaces.  A peer is "untrusted" when its uid is not ours: only
  *     root's agent takes such connections, and only then are its MAPs
- *     checked (a peer of our own uid could read all we read).
+ *     checked (a peer of our own uid could read all we read).  Whether
+ *     it lives in another mount namespace is noted too (foreign_mnt).
  *   - peer_pid_ok() is 1 when wire_pid is the pid the process has in its
  *     own PID namespace (the last NSpid of /proc/PID/status): a HELLO
  *     cannot claim another process's pid.
@@ -59,6 +60,7 @@ struct peer {
 	uid_t uid;
 	gid_t gid;
 	int untrusted;
+	int foreign_mnt;        /* in another mount namespace than ours */
 	int ngroups;            /* -1: unknown (no groups are used) */
 	gid_t groups[PEER_GROUPS_MAX];
 	struct peer_vma *vmas;  /* its file mappings, last read */

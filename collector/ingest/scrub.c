@@ -62,18 +62,14 @@ static int rebuild_map(struct ingest *in, struct probe_msg *m, const char *path,
 	return redecode(in, &w, m, f, len);
 }
 
-int scrub_map(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
-	      const uint8_t **f, size_t *len)
+/* An untrusted peer's MAP checked: 1 verified (bid: the file's), 0 rewritten, -1. */
+static int check_map(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
+		     const uint8_t **f, size_t *len, uint8_t *bid, size_t *bid_len)
 {
-	uint8_t bid[PROBE_BUILD_ID_MAX];
-	size_t bid_len = 0;
-	const char *why = NULL;
-	const char *path = m->u.map.path;
+	const char *why = NULL, *path = m->u.map.path;
 	int same_ns = c->wire_pid == (uint32_t)c->pid;
 
-	if (!c->peer.untrusted || !strcmp(path, "[vdso]"))
-		return 0;
-	if (!peer_map_check(&c->peer, same_ns, m->u.map.start, path, bid, &bid_len, &why)) {
+	if (!peer_map_check(&c->peer, same_ns, m->u.map.start, path, bid, bid_len, &why)) {
 		char *p = printable_dup(path);
 		uint64_t now = now_ns();
 		in->unverified++;
@@ -85,9 +81,9 @@ int scrub_map(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
 				    (long)c->uid, p, why, in->unverified);
 		}
 		free(p);
-		return rebuild_map(in, m, "[unverified]", NULL, 0, f, len);
+		return rebuild_map(in, m, "[unverified]", NULL, 0, f, len) < 0 ? -1 : 0;
 	}
-	if (!bid_len) {
+	if (!*bid_len) {
 		/*
 		 * Nothing ties the path, opened again later by root, to the file
 		 * checked now: without a build-id it is not opened again.
@@ -95,12 +91,33 @@ int scrub_map(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
 		char *t = xasprintf("[no build-id] %s", path);
 		int r = rebuild_map(in, m, t, NULL, 0, f, len);
 		free(t);
-		return r;
+		return r < 0 ? -1 : 0;
 	}
-	if (bid_len == m->u.map.build_id_len && !memcmp(bid, m->u.map.build_id, bid_len))
+	return 1;
+}
+
+int scrub_map(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
+	      const uint8_t **f, size_t *len)
+{
+	uint8_t bid[PROBE_BUILD_ID_MAX];
+	size_t bid_len = m->u.map.build_id_len;
+	const char *path = m->u.map.path;
+
+	if (path[0] != '/')
+		return 0;               /* [vdso]: the collector's own is read */
+	memcpy(bid, m->u.map.build_id, bid_len);
+	if (c->peer.untrusted) {
+		int r = check_map(in, c, m, f, len, bid, &bid_len);
+		if (r <= 0)
+			return r < 0 ? -1 : 1;
+	}
+	char *p = NULL;
+	if (in->live_roots && c->peer.foreign_mnt)
+		p = xasprintf("/proc/%ld/root%s", (long)c->pid, path);
+	else if (bid_len != m->u.map.build_id_len || memcmp(bid, m->u.map.build_id, bid_len))
+		p = xstrdup(path);      /* m's path is rewritten under it */
+	if (!p)
 		return 0;
-	/* The file's own build-id, not the one claimed (a debug file's key). */
-	char *p = xstrdup(path);      /* m's path is rewritten under it */
 	int r = rebuild_map(in, m, p, bid, bid_len, f, len);
 	free(p);
 	return r;

@@ -12,7 +12,11 @@
  *     minute at most); one whose file has no GNU build-id becomes
  *     "[no build-id] PATH" (nothing would tie the path, opened again later,
  *     to the file checked now); otherwise it carries its file's own
- *     build-id, whatever it claimed.
+ *     build-id, whatever it claimed.  With ingest.live_roots (the agent,
+ *     which names frames while the processes live), the MAP of any process
+ *     in another mount namespace names its file as /proc/PID/root/PATH:
+ *     its own file, not the one at PATH in ours (the build-id, checked
+ *     when it is read, makes sure it is the same).
  *   - scrub_samples(): for a peer that may not read kernel symbols itself
  *     (c->hide_kernel), each run of kernel addresses in a stack becomes
  *     one address that no kernel symbol covers, named "[kernel]".
