@@ -263,7 +263,9 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 			     "ignoring its data", (long)c->pid, probe_frame_type_name(m.type));
 			return -1;
 		}
-		if (!peer_pid_ok(&c->peer, m.pid)) {
+		/* A process of our own uid gone too soon to tell is believed. */
+		int pid_ok = peer_pid_ok(&c->peer, m.pid);
+		if (pid_ok == 0 || (pid_ok < 0 && c->peer.untrusted)) {
 			in->bad_pid++;
 			ingest_note(in, INGEST_BAD_DATA, "process %ld (uid %ld) calls itself process %"
 				    PRIu32 ", which it is not; ignoring its data", (long)c->pid,

@@ -99,7 +99,8 @@ int peer_pid_ok(const struct peer *p, uint32_t wire_pid)
 	char v[256];
 
 	if (status_line(p->pid, "NSpid", v, sizeof v) < 0)
-		return wire_pid == (uint32_t)p->pid;    /* a kernel before 4.1 */
+		/* Gone already (its status with it), or a kernel before 4.1. */
+		return wire_pid == (uint32_t)p->pid ? 1 : -1;
 	/* "\t40\t7\n": the last is its pid in its own namespace. */
 	char *last = NULL;
 	for (char *t = strtok(v, " \t\n"); t; t = strtok(NULL, " \t\n"))

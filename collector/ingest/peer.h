@@ -16,7 +16,8 @@
  *     it lives in another mount namespace is noted too (foreign_mnt).
  *   - peer_pid_ok() is 1 when wire_pid is the pid the process has in its
  *     own PID namespace (the last NSpid of /proc/PID/status): a HELLO
- *     cannot claim another process's pid.
+ *     cannot claim another process's pid; 0 when it is not; -1 when it
+ *     cannot be told (the process is gone, and wire_pid is not its pid).
  *   - peer_open() opens path as the process sees it (through
  *     /proc/PID/root, with no magic link followed; no symlink at all with
  *     PEER_NOSYMLINKS), with the peer's file-system uid, gid and groups
