@@ -18,8 +18,9 @@
  *   - Clients who do not trust each other share the server; a client is
  *     the uid owning the other end when that end is a socket of this host
  *     (loopback, or one of the host's own addresses, in the agent's
- *     network namespace: the kernel's sock_diag tells), else its address
- *     (an IPv6 one by its /64).  Bounds:
+ *     network namespace: the kernel's sock_diag tells; where it cannot,
+ *     said once, local users share their address's bounds), else its
+ *     address (an IPv6 one by its /64).  Bounds:
  *       . HTTPD_CAPTURES profiles taken at once, HTTPD_CAPTURES_EACH of
  *         them for one client (503 beyond either);
  *       . a pull whose client closed its connection (or shut its sending
