@@ -516,6 +516,17 @@ static void shut_down(struct agent *a)
 	}
 }
 
+/* What the processes were not believed, or not given (ingest.h), if any. */
+static void guarded_summary(const struct ingest *in)
+{
+	if (in->bad_pid || in->unverified || in->kernel_hidden || in->limited || in->nofile)
+		probe_info("agent: refused %" PRIu64 " HELLOs naming another pid and %" PRIu64
+			   " connections over a share; %" PRIu64 " MAPs not confirmed by the "
+			   "kernel; %" PRIu64 " sample batches with kernel frames unnamed; out of "
+			   "descriptors %" PRIu64 " times", in->bad_pid, in->limited,
+			   in->unverified, in->kernel_hidden, in->nofile);
+}
+
 static void summary(struct agent *a)
 {
 	char pushed[512] = "";
@@ -535,6 +546,7 @@ static void summary(struct agent *a)
 	probe_info("agent stopped: %" PRIu64 " processes, %" PRIu64 " samples; served %" PRIu64
 		   " profiles%s", a->procs.seen, a->samples,
 		   a->http ? httpd_served(a->http) : 0, pushed);
+	guarded_summary(&a->in);
 }
 
 int cmd_agent(int argc, char **argv)
