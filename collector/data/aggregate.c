@@ -410,8 +410,14 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	else
 		img = new_image(a, m->pid, cost);
 	if (img == NO_IMAGE) {
-		/* Not the earlier image's either: its frames are dropped. */
+		/* Not the earlier image's either, nor a placeholder's: dropped. */
 		a->t.frames_dropped++;
+		if (!p && room(a, sizeof(*p) + CHUNK)) {
+			p = xcalloc(1, sizeof(*p));
+			p->pid = m->pid;
+			HASH_ADD(hh, a->pids, pid, sizeof(p->pid), p);
+			a->t.processes++;
+		}
 		if (p)
 			p->image = NO_IMAGE;
 		return;
@@ -983,9 +989,12 @@ int agg_dropped_text(const struct agg *a, char *buf, size_t cap)
 		buf[0] = 0;
 	if (!t->dropped && !t->frames_dropped)
 		return 0;
-	double pct = t->weight ? 100.0 * (double)t->dropped_weight / (double)t->weight :
-		     t->samples ? 100.0 * (double)t->dropped / (double)t->samples : 0.0;
-	snprintf(buf, cap, "dropped: %" PRIu64 " sample%s (%.2f%%) and %" PRIu64
+	/* Of the weight; after agg_window the dropped may lie outside it: no share. */
+	char pct[32] = "";
+	if (t->weight && t->weight != UINT64_MAX && t->dropped_weight <= t->weight)
+		snprintf(pct, sizeof(pct), " (%.2f%%)",
+			 100.0 * (double)t->dropped_weight / (double)t->weight);
+	snprintf(buf, cap, "dropped: %" PRIu64 " sample%s%s and %" PRIu64
 		 " frame%s over the memory bound", t->dropped, t->dropped == 1 ? "" : "s",
 		 pct, t->frames_dropped, t->frames_dropped == 1 ? "" : "s");
 	return 1;

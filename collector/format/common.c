@@ -202,7 +202,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	events_line(c->agg, out);
 	char dropped[256];
 	if (agg_dropped_text(c->agg, dropped, sizeof(dropped)))
-		fprintf(out, "# %s (aggregate.h): shares are of all samples\n", dropped);
+		fprintf(out, "# %s (--max-memory): shares are of all samples\n", dropped);
 	if (t->samples && t->t_max > t->t_min)
 		fprintf(out, "# duration: %.2f s of samples%s\n",
 			(double)(t->t_max - t->t_min) / 1e9,
