@@ -16,6 +16,9 @@
  *               handler does; at the end print "rules N from-cfi M", the
  *               rules the collector wrote into the arena, M of them
  *               learned from an object's CFI (kind RSP or RBP)
+ *     -M N      N more MAPs of -m's PATH, each at an address it maps nothing
+ *               at (every one makes the collector look at its maps again)
+ *     -V N      N more mappings of its own (its maps grow long)
  *     -c CONNS  open CONNS more connections and hold them (no HELLO)
  *     -t SEC    run that long (default 2), sending samples every 10 ms
  * Prints "pid PID jit ADDR" once set up; exit status 0, or 1 when the
@@ -199,10 +202,49 @@ static void want(struct probe_arena *a, uint64_t key)
 	__atomic_store_n(&a->want_pending, 1, __ATOMIC_RELEASE);
 }
 
+/* n mappings that cannot merge (every other page made unreadable). */
+static void grow_maps(int n)
+{
+	if (n <= 0)
+		return;
+	uint8_t *p = mmap(NULL, (size_t)n * 2 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	for (int i = 0; i < n; i++)
+		mprotect(p + (size_t)i * 2 * 4096, 4096, PROT_NONE);
+}
+
+/* n MAPs of spec's path, each a page higher than the last, nothing mapped there. */
+static int send_maps(int fd, const char *spec, int n)
+{
+	static uint8_t buf[PROBE_FRAME_MAX];
+	char path[4096];
+	unsigned long long bias, start, end;
+	struct probe_wbuf w;
+	if (sscanf(spec, "%4095[^,],%llx,%llx,%llx", path, &bias, &start, &end) != 4)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uint64_t at = 0x200000000000ull + (uint64_t)i * 4096;
+		probe_wbuf_init(&w, buf, sizeof buf);
+		size_t f = probe_frame_begin(&w, PROBE_F_MAP, pid);
+		probe_put_u64(&w, at);
+		probe_put_u64(&w, at + 4096);
+		probe_put_u64(&w, at);
+		probe_put_u64(&w, 0);
+		probe_put_u8(&w, 0);
+		probe_put_str(&w, path);
+		probe_frame_end(&w, f);
+		if (send_rec(fd, &w, -1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *map = NULL, *bid = NULL;
-	int jit = 0, conns = 0, opt;
+	int jit = 0, conns = 0, opt, nmaps = 0, nvmas = 0;
 	uint64_t ask = 0;
 	double secs = 2;
 	pid = (uint32_t)getpid();
@@ -210,7 +252,7 @@ int main(int argc, char **argv)
 		return 2;
 	const char *sock = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:m:b:a:jw:c:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:m:b:a:jw:M:V:c:t:")) != -1) {
 		switch (opt) {
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'm': map = optarg; break;
@@ -222,6 +264,8 @@ int main(int argc, char **argv)
 		case 'j': jit = 1; break;
 		case 'w': ask = strtoull(optarg, NULL, 16); break;
 		case 'c': conns = atoi(optarg); break;
+		case 'M': nmaps = atoi(optarg); break;
+		case 'V': nvmas = atoi(optarg); break;
 		case 't': secs = atof(optarg); break;
 		default: return 2;
 		}
@@ -254,6 +298,9 @@ int main(int argc, char **argv)
 	if (map)
 		put_map(&w, map, bid);
 	if (send_rec(fd, &w, a ? afd : -1) < 0)
+		return 1;
+	grow_maps(nvmas);
+	if (map && nmaps && send_maps(fd, map, nmaps) < 0)
 		return 1;
 	int held = 0;
 	for (int i = 0; i < conns; i++)

@@ -522,9 +522,10 @@ static void guarded_summary(const struct ingest *in)
 	if (in->bad_pid || in->unverified || in->kernel_hidden || in->limited || in->nofile)
 		probe_info("agent: refused %" PRIu64 " HELLOs naming another pid and %" PRIu64
 			   " connections over a share; %" PRIu64 " MAPs not confirmed by the "
-			   "kernel; %" PRIu64 " sample batches with kernel frames unnamed; out of "
-			   "descriptors %" PRIu64 " times", in->bad_pid, in->limited,
-			   in->unverified, in->kernel_hidden, in->nofile);
+			   "kernel (%" PRIu64 " for want of time to check); %" PRIu64 " sample "
+			   "batches with kernel frames unnamed; out of descriptors %" PRIu64
+			   " times", in->bad_pid, in->limited, in->unverified,
+			   in->budgets.denied, in->kernel_hidden, in->nofile);
 }
 
 static void summary(struct agent *a)

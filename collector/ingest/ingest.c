@@ -83,6 +83,7 @@ void ingest_close_all(struct ingest *in)
 	while (in->conns)
 		ingest_close(in, in->conns, 1);
 	ingest_free_dead(in);
+	peer_budgets_free(&in->budgets);
 }
 
 void ingest_free_dead(struct ingest *in)
@@ -500,17 +501,20 @@ static void resume_accepting(struct ingest *in)
 /* Is c over its user's or its process's share of root's agent?  Why, or NULL. */
 static const char *over_share(struct ingest *in, pid_t pid, uid_t uid)
 {
-	unsigned by_uid = 0, by_pid = 0;
+	unsigned by_uid = 0, by_pid = 0, others = 0;
 	if (!in->any_uid || uid == in->uid)
 		return NULL;
 	for (struct ingest_conn *o = in->conns; o; o = o->next) {
 		by_uid += o->uid == uid;
 		by_pid += o->pid == pid;
+		others += o->uid != in->uid;
 	}
 	if (by_pid >= INGEST_PID_CONNS)
 		return "connections of one process";
 	if (by_uid >= INGEST_UID_CONNS)
 		return "connections of one user";
+	if (others >= INGEST_OTHERS_CONNS)
+		return "connections of other users than the agent's";
 	return NULL;
 }
 
@@ -523,9 +527,9 @@ static void refuse_over_share(struct ingest *in, int fd, pid_t pid, uid_t uid, c
 		return;
 	in->limited_said_at = now;
 	ingest_note(in, INGEST_LIMIT, "refused process %ld of uid %ld: over the %s %s may "
-		    "hold (%u per process, %u per user; %" PRIu64 " refused so far)",
+		    "hold (%u per process, %u per user, %u in all; %" PRIu64 " refused so far)",
 		    (long)pid, (long)uid, what, in->what[0] == 'r' ? "the recording" : "the agent",
-		    INGEST_PID_CONNS, INGEST_UID_CONNS, in->limited);
+		    INGEST_PID_CONNS, INGEST_UID_CONNS, INGEST_OTHERS_CONNS, in->limited);
 }
 
 static struct ingest_conn *conn_new(struct ingest *in, int fd, pid_t pid, uid_t uid)

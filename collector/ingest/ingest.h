@@ -64,8 +64,9 @@
  *     (peer.h, scrub.h): its HELLO must name its own pid in its own PID
  *     namespace; with any_uid, a peer of another uid gets its MAPs
  *     checked and, if it could not read kernel symbols itself, its kernel
- *     frames unnamed; it may hold INGEST_UID_CONNS connections per uid and
- *     INGEST_PID_CONNS per process.
+ *     frames unnamed; it may hold INGEST_UID_CONNS connections per uid,
+ *     INGEST_OTHERS_CONNS for all uids but ours, INGEST_PID_CONNS per
+ *     process.
  */
 #ifndef PROBE_INGEST_H
 #define PROBE_INGEST_H
@@ -94,12 +95,14 @@ enum ingest_note {
 };
 
 /*
- * Root's agent (any_uid) among users: what one uid other than ours, and
- * one process, may hold of it at once (connections, each with its arena
- * of PROBE_ARENA_SIZE bytes mapped).  More are refused, counted, and said
- * at most once a minute.
+ * Root's agent (any_uid) among users: what one uid other than ours, all
+ * of them, and one process may hold of it at once (connections: each
+ * costs up to about 1.3 MiB busy, its stream buffer and arena reader,
+ * and maps its arena of PROBE_ARENA_SIZE bytes, the process's memory).
+ * More are refused, counted, and said at most once a minute.
  */
-#define INGEST_UID_CONNS 256
+#define INGEST_UID_CONNS 64
+#define INGEST_OTHERS_CONNS 512
 #define INGEST_PID_CONNS 8
 /* Out of descriptors: stop accepting for this long, doubling up to the max. */
 #define INGEST_PAUSE_MIN_MS 50
@@ -161,6 +164,7 @@ struct ingest {
 	uint64_t limited, limited_said_at;      /* refused over a share (INGEST_LIMIT) */
 	uint64_t unverified;            /* MAPs made "[unverified]" (scrub.h) */
 	uint64_t unverified_said_at;
+	struct peer_budgets budgets;    /* re-reading untrusted peers' maps (peer.h) */
 	uint64_t kernel_hidden;         /* SAMPLES frames whose kernel frames were hidden */
 	uint64_t bad_pid;               /* HELLOs that claimed another pid */
 	void *ctx;

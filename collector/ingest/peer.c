@@ -285,14 +285,63 @@ static size_t file_build_id(int fd, uint8_t bid[PROBE_BUILD_ID_MAX])
 	return n;
 }
 
-int peer_map_check(struct peer *p, int same_pidns, uint64_t start, const char *path,
-		   uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len, const char **why)
+/* Has this second's budget room left?  (A new second starts it afresh.) */
+static int budget_left(struct peer_budget *b, uint64_t now, uint64_t cap)
+{
+	if (b->second != now / 1000000000u) {
+		b->second = now / 1000000000u;
+		b->spent_ns = 0;
+	}
+	return b->spent_ns < cap;
+}
+
+static struct peer_budget *budget_of(struct peer_budgets *bs, uid_t uid)
+{
+	struct peer_budget *b;
+	HASH_FIND(hh, bs->byuid, &uid, sizeof uid, b);
+	if (!b) {
+		b = xcalloc(1, sizeof *b);
+		b->uid = uid;
+		HASH_ADD(hh, bs->byuid, uid, sizeof b->uid, b);
+	}
+	return b;
+}
+
+void peer_budgets_free(struct peer_budgets *bs)
+{
+	struct peer_budget *b, *tmp;
+	HASH_ITER(hh, bs->byuid, b, tmp) {
+		HASH_DEL(bs->byuid, b);
+		free(b);
+	}
+}
+
+/* Read p's mappings again if its uid's budget and everyone's allow: 0, or -1. */
+static int reread_vmas(struct peer *p, struct peer_budgets *bs)
+{
+	uint64_t t0 = now_ns();
+	struct peer_budget *b = budget_of(bs, p->uid);
+	if (!budget_left(b, t0, PEER_READ_NS) || !budget_left(&bs->all, t0, PEER_READ_ALL_NS)) {
+		bs->denied++;
+		return -1;
+	}
+	int r = read_vmas(p);
+	uint64_t spent = now_ns() - t0;
+	b->spent_ns += spent;
+	bs->all.spent_ns += spent;
+	return r;
+}
+
+int peer_map_check(struct peer *p, struct peer_budgets *bs, int same_pidns, uint64_t start,
+		   const char *path, uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len,
+		   const char **why)
 {
 	const struct peer_vma *v = vma_at(p, start);
 
 	*bid_len = 0;
-	if (!v && (read_vmas(p) < 0 || !(v = vma_at(p, start)))) {
-		*why = "the process maps no file there";
+	if (!v && (reread_vmas(p, bs) < 0 || !(v = vma_at(p, start)))) {
+		*why = "the process maps no file there (or its user's time for checking "
+		       "MAPs this second is spent)";
 		return 0;
 	}
 	int fd = peer_open(p, same_pidns, path, 0);

@@ -28,9 +28,13 @@
  *     see it, the same way.  -1 with errno.
  *   - peer_map_check() checks a MAP of an untrusted peer: the process
  *     maps a file at start (/proc/PID/maps, re-read when start is not in
- *     the copy kept), path opened as the peer is that file (device and
- *     inode), and it returns the file's own GNU build-id (*bid_len 0:
- *     none).  1 verified, 0 not (why, for a message).
+ *     the copy kept, while the uid's budget b allows: a process can make
+ *     its maps long and its MAPs miss), path opened as the peer is that
+ *     file (device and inode), and it returns the file's own GNU build-id
+ *     (*bid_len 0: none).  1 verified, 0 not (why, for a message).
+ *   - A budget: PEER_READ_NS of reading /proc/PID/maps per uid in each
+ *     second, PEER_READ_ALL_NS for all uids: the CPU one user's MAPs can
+ *     cost the collector.  peer_budget_find() finds or adds a uid's.
  *   - peer_kallsyms_ok() is 1 when the process could read kernel symbol
  *     addresses itself, by the kernel's rule for /proc/kallsyms
  *     (kallsyms_show_value: kptr_restrict 0 and perf_event_paranoid <= 1,
@@ -44,12 +48,30 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <uthash.h>
+
 #include "probe/wire.h"
 
 #define PEER_GROUPS_MAX 256
 
 #define PEER_NOSYMLINKS 0x1
 #define PEER_OWNED 0x2
+
+#define PEER_READ_NS (50ull * 1000000)           /* a uid's, per second */
+#define PEER_READ_ALL_NS (200ull * 1000000)      /* everyone's, per second */
+
+struct peer_budget {
+	uid_t uid;
+	uint64_t second;        /* which second of CLOCK_MONOTONIC it counts */
+	uint64_t spent_ns;
+	UT_hash_handle hh;
+};
+
+struct peer_budgets {
+	struct peer_budget *byuid;
+	struct peer_budget all;
+	uint64_t denied;        /* re-reads refused for want of budget */
+};
 
 struct peer_vma {
 	uint64_t lo, hi;
@@ -71,8 +93,10 @@ struct peer {
 int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid);
 int peer_pid_ok(const struct peer *p, uint32_t wire_pid);
 int peer_open(const struct peer *p, int same_pidns, const char *path, int flags);
-int peer_map_check(struct peer *p, int same_pidns, uint64_t start, const char *path,
-		   uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len, const char **why);
+int peer_map_check(struct peer *p, struct peer_budgets *b, int same_pidns, uint64_t start,
+		   const char *path, uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len,
+		   const char **why);
+void peer_budgets_free(struct peer_budgets *b);
 int peer_kallsyms_ok(const struct peer *p);
 void peer_free(struct peer *p);
 

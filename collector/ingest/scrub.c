@@ -56,7 +56,8 @@ static int rebuild_map(struct ingest *in, struct probe_msg *m, const char *path,
 	probe_put_u64(&w, m->u.map.bias);
 	probe_put_u64(&w, m->u.map.pgoff);
 	probe_put_u8(&w, bid_len);
-	probe_put_bytes(&w, bid, bid_len);
+	if (bid_len)            /* no memcpy from NULL, even of nothing */
+		probe_put_bytes(&w, bid, bid_len);
 	probe_put_str(&w, p);
 	probe_frame_end(&w, at);
 	return redecode(in, &w, m, f, len);
@@ -69,7 +70,8 @@ static int check_map(struct ingest *in, struct ingest_conn *c, struct probe_msg 
 	const char *why = NULL, *path = m->u.map.path;
 	int same_ns = c->wire_pid == (uint32_t)c->pid;
 
-	if (!peer_map_check(&c->peer, same_ns, m->u.map.start, path, bid, bid_len, &why)) {
+	if (!peer_map_check(&c->peer, &in->budgets, same_ns, m->u.map.start, path, bid,
+			    bid_len, &why)) {
 		char *p = printable_dup(path);
 		uint64_t now = now_ns();
 		in->unverified++;
