@@ -80,8 +80,10 @@ static const char *kernel_why(unsigned flags)
 	case PROBE_HELLO_KWHY_USER:
 		return "user space only was asked for (-e EVENT:u)";
 	case PROBE_HELLO_KWHY_SETSIG:
-		return "the realtime signal (PROBE_SIGNAL) would interrupt system "
-		       "calls; PROBE_KERNEL=1 samples it anyway";
+		/* F_SETSIG: PROBE_SIGNAL, a debugger (event.c), or no sigtrap. */
+		return "the F_SETSIG signal (PROBE_SIGNAL, SIGPROF under a "
+		       "debugger, or no perf sigtrap in the kernel) would "
+		       "interrupt system calls; PROBE_KERNEL=1 samples it anyway";
 	default:
 		return "for a reason this probe does not know";
 	}
