@@ -790,17 +790,23 @@ static int count_room(struct agg *a, uint32_t img, uint32_t gen, uint32_t stack)
 	return 1;
 }
 
-/* A sample not kept for the bound: counted, in the totals too. */
-static void drop_sample(struct agg *a, const struct probe_sample_raw *s)
+/* Every sample counts in the totals, kept or not. */
+static void count_total(struct agg *a, const struct probe_sample_raw *s)
 {
-	a->t.dropped++;
-	a->t.dropped_weight = sat_add(a->t.dropped_weight, s->weight);
 	a->t.samples++;
 	a->t.weight = sat_add(a->t.weight, s->weight);
 	if (s->time_ns < a->t.t_min)
 		a->t.t_min = s->time_ns;
 	if (s->time_ns > a->t.t_max)
 		a->t.t_max = s->time_ns;
+}
+
+/* A sample not kept for the bound: counted, in the totals too. */
+static void drop_sample(struct agg *a, const struct probe_sample_raw *s)
+{
+	a->t.dropped++;
+	a->t.dropped_weight = sat_add(a->t.dropped_weight, s->weight);
+	count_total(a, s);
 }
 
 static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
@@ -846,12 +852,7 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		a->samples[a->nsamples++] =
 			(struct agg_sample){ s->time_ns, s->weight, c->id };
 	}
-	a->t.samples++;
-	a->t.weight = sat_add(a->t.weight, s->weight);
-	if (s->time_ns < a->t.t_min)
-		a->t.t_min = s->time_ns;
-	if (s->time_ns > a->t.t_max)
-		a->t.t_max = s->time_ns;
+	count_total(a, s);
 }
 
 void agg_add(struct agg *a, struct probe_msg *m)
