@@ -156,7 +156,7 @@ n=$(ls "$T/ok" | grep -c '\.url$')
 [ "$n" -ge 2 ]; ok $? "push: $n profiles received"
 u=$(head -1 "$T/ok/1.url")
 diag "the first request: POST $u"
-echo "$u" | grep -Eq '^/ingest\?name=gt_leaf%7Bhost%3D[^&]*%2Cpid%3D[0-9]+%2Ccomm%3Dgt_leaf%2Cexe%3D[^&]*%2Cenv%3Dtest%7D&from=[0-9]{10}&until=[0-9]{10}&format=pprof'
+echo "$u" | grep -Eq '^/ingest\?name=gt_leaf%7Bhost%3D[^&]*%2Cpid%3D[0-9]+%2Cuid%3D[0-9]+%2Ccomm%3Dgt_leaf%2Cexe%3D[^&]*%2Cenv%3Dtest%7D&from=[0-9]{10}&until=[0-9]{10}&format=pprof'
 ok $? "the query carries name=SERVICE{host,pid,comm,exe,env}, from, until, format=pprof"
 echo "$u" | awk -F'[=&]' '{ for (i = 1; i < NF; i++) { if ($i == "from") f = $(i + 1); if ($i == "until") u = $(i + 1) } exit !(u >= f && f > 0) }'
 ok $? "until >= from"

@@ -6,6 +6,8 @@
 # go tool pprof.
 #   - a MAP naming a root-only file: no names from it, no frame rules
 #   - kernel addresses: "[kernel]" for nobody, named for root
+#   - a pid that exec'd a setuid program, its child speaking for it: no
+#     kernel names, its MAPs not checked against root's process
 #   - a HELLO claiming a root process's pid: refused, its perf map unread
 #   - a perf map bind-mounted over a root-only file (unshare -Urm): unread;
 #     nobody's own perf map still names its code
@@ -33,7 +35,7 @@ command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 	skip_all "an agent already serves this host at /run/probe/agent.sock"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 34
+plan 37
 SOCK=/run/probe/agent.sock
 LIAR=$GT/gt_liar
 # Run directly (not through a function) so that $! is the program's pid.
@@ -94,6 +96,28 @@ else
 fi
 awk -v p="$LIAR_PID" '/pid:/ { on = $2 == p } on && /\[kernel\]/ { f = 1 } END { exit !f }' "$T/p1.txt"
 okd $? "nobody's kernel frame is [kernel]" "$T/p1.txt"
+
+# --- a pid that runs a setuid program behind the socket its child keeps ------
+# The capabilities /proc shows for the pid are root's then, and its maps
+# are root's process's: neither may be believed for nobody's frames.
+printf '#include <unistd.h>\nint main(void) { sleep(4); return 0; }\n' >"$T/sleeper.c"
+cc -O0 -no-pie -o "$T/sleeper" "$T/sleeper.c" && chmod 4755 "$T/sleeper"
+slo=$(readelf -lW "$T/sleeper" | awk '$1 == "LOAD" && $7 == "R" && $8 == "E" { print $3; exit }')
+smain=$(nm "$T/sleeper" | awk '$3 == "main" { print $1 }')
+if [ -u "$T/sleeper" ] && [ -n "$slo" ]; then
+	$nobody "$LIAR" $SOCK -x "$T/sleeper" -m "$T/sleeper,0,${slo#0x},$(printf '%x' $((slo + 0x1000)))" \
+		-a "${kaddr:-ffffffff81000000}" -a "$smain" -t 2 >/dev/null 2>&1 &
+	SU=$!
+	sleep 0.6
+	pull 1 "$T/p6.txt"
+	wait $SU
+	awk -v p="$SU" '/pid:/ { on = $2 == p } on' "$T/p6.txt" >"$T/p6.mine"
+	grep -q . "$T/p6.mine"; okd $? "the pid that exec'd a setuid program is in the pull" "$T/p6.txt"
+	grep -q netlink_unicast "$T/p6.mine"; ok $((! $?)) "its kernel frames are not named though the pid has root's capabilities now"
+	grep -q '\[unverified\]' "$T/p6.mine"; okd $? "its MAP is not checked against the setuid program's maps" "$T/p6.mine"
+else
+	skip "no setuid program here (nosuid)"; skip "no setuid program"; skip "no setuid program"
+fi
 
 # --- perf maps: a claimed pid, a bind mount, one's own ----------------------------
 sleep 30 & VICTIM=$!

@@ -19,6 +19,9 @@
  *     -M N      N more MAPs of -m's PATH, each at an address it maps nothing
  *               at (every one makes the collector look at its maps again)
  *     -V N      N more mappings of its own (its maps grow long)
+ *     -x PROG   once connected, fork: this process execs PROG (a setuid
+ *               program, say) and its child, keeping the socket, says
+ *               it is this process and does the rest
  *     -c CONNS  open CONNS more connections and hold them (no HELLO)
  *     -t SEC    run that long (default 2), sending samples every 10 ms
  * Prints "pid PID jit ADDR" once set up; exit status 0, or 1 when the
@@ -245,6 +248,7 @@ int main(int argc, char **argv)
 {
 	const char *map = NULL, *bid = NULL;
 	int jit = 0, conns = 0, opt, nmaps = 0, nvmas = 0;
+	const char *become = NULL;
 	uint64_t ask = 0;
 	double secs = 2;
 	pid = (uint32_t)getpid();
@@ -252,7 +256,7 @@ int main(int argc, char **argv)
 		return 2;
 	const char *sock = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "p:m:b:a:jw:M:V:c:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:m:b:a:jw:M:V:x:c:t:")) != -1) {
 		switch (opt) {
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'm': map = optarg; break;
@@ -264,6 +268,7 @@ int main(int argc, char **argv)
 		case 'j': jit = 1; break;
 		case 'w': ask = strtoull(optarg, NULL, 16); break;
 		case 'c': conns = atoi(optarg); break;
+		case 'x': become = optarg; break;
 		case 'M': nmaps = atoi(optarg); break;
 		case 'V': nvmas = atoi(optarg); break;
 		case 't': secs = atof(optarg); break;
@@ -289,6 +294,15 @@ int main(int argc, char **argv)
 	if (fd < 0) {
 		perror("gt_liar: connect");
 		return 1;
+	}
+	if (become) {
+		pid_t child = fork();
+		if (child > 0) {
+			execl(become, become, (char *)NULL);
+			_exit(127);
+		}
+		usleep(300000);         /* the parent runs PROG by now */
+		pid = (uint32_t)getppid();
 	}
 	struct probe_arena *a = make_arena(&afd);
 	static uint8_t buf[PROBE_FRAME_MAX];

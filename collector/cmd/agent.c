@@ -203,7 +203,7 @@ static void label_value(FILE *f, const char *s, size_t max)
 }
 
 /*
- * name=SERVICE{host=,pid=,comm=,exe=,[claimed_comm=,claimed_exe=,]labels}
+ * name=SERVICE{host=,pid=,uid=,comm=,exe=,[claimed_comm=,claimed_exe=,]labels}
  * &from=&until=&format=pprof: the names are the kernel's (aproc.h), what
  * the process claimed beside them where it differs.
  */
@@ -217,7 +217,7 @@ static char *push_query(const struct agent *a, const struct aproc *p, uint64_t u
 	label_value(f, a->o->service ? a->o->service : p->name, 128);
 	fputs("{host=", f);
 	label_value(f, a->host, 128);
-	fprintf(f, ",pid=%u,comm=", p->pid);
+	fprintf(f, ",pid=%u,uid=%u,comm=", p->pid, p->uid);
 	label_value(f, p->comm[0] ? p->comm : "?", 128);
 	fputs(",exe=", f);
 	label_value(f, p->exe[0] ? p->exe : "?", 512);
@@ -524,8 +524,9 @@ static void guarded_summary(const struct ingest *in)
 			   " connections over a share; %" PRIu64 " MAPs not confirmed by the "
 			   "kernel (%" PRIu64 " for want of time to check); %" PRIu64 " sample "
 			   "batches with kernel frames unnamed; out of descriptors %" PRIu64
-			   " times", in->bad_pid, in->limited, in->unverified,
-			   in->budgets.denied, in->kernel_hidden, in->nofile);
+			   " times; %" PRIu64 " frames that could not be rewritten dropped",
+			   in->bad_pid, in->limited, in->unverified, in->budgets.denied,
+			   in->kernel_hidden, in->nofile, in->scrub_dropped);
 }
 
 static void summary(struct agent *a)

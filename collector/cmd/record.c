@@ -562,7 +562,9 @@ static void run_loop(struct recorder *r)
 			/* Out of fds a moment ago: the queue is taken when the pause ends. */
 			if (r->in.nconns == 0 && !r->in.paused_until)
 				break;
-			if (now_ns() >= r->t_gone + DRAIN_NS) {
+			/* (A pause ends within INGEST_PAUSE_MAX_MS: its queue first.) */
+			if (now_ns() >= r->t_gone + DRAIN_NS + (r->in.paused_until ?
+				INGEST_PAUSE_MAX_MS * 1000000ull : 0)) {
 				if (!r->o->quiet)
 					probe_warn("stopped waiting for %u process%s 2 s after the "
 						   "last one exited; their last samples may be missing",

@@ -149,8 +149,10 @@ void ingest_deliver(struct ingest *in, struct ingest_conn *c, uint8_t *f, size_t
 		return;
 	}
 	int scrubbed = m.type == PROBE_F_SAMPLES ? scrub_samples(in, c, &m, &out, &len) : 0;
-	if (scrubbed < 0)
+	if (scrubbed < 0) {
+		in->scrub_dropped++;
 		return;
+	}
 	in->frame(in->ctx, c, &m, out, len);
 	if (scrubbed)
 		free((void *)out);
@@ -302,12 +304,15 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 		scrubbed = scrub_map(in, c, &m, &out, &len);
 	else if (m.type == PROBE_F_SAMPLES)
 		scrubbed = scrub_samples(in, c, &m, &out, &len);
-	if (scrubbed < 0)
+	if (scrubbed < 0) {
+		in->scrub_dropped++;
 		return 0;       /* cannot be rewritten: dropped */
+	}
 	if (m.type == PROBE_F_HELLO) {
 		cfi_maps_clear(&c->maps);
 		attach_arena(in, c);
-	} else if (m.type == PROBE_F_MAP && !(scrubbed && m.u.map.path[0] == '[')) {
+	} else if (m.type == PROBE_F_MAP && !(scrubbed && m.u.map.path[0] == '[') &&
+		   (!c->peer.untrusted || c->maps.n < INGEST_UNTRUSTED_MAPS)) {
 		/* Rules are learned only from a file the kernel confirmed. */
 		cfi_maps_add(&c->maps, m.u.map.start, m.u.map.end, m.u.map.bias,
 			     m.u.map.build_id, m.u.map.build_id_len, m.u.map.path);
@@ -422,6 +427,23 @@ void ingest_read(struct ingest *in, struct ingest_conn *c)
 static void resume_accepting(struct ingest *in);
 static void say_lost(struct ingest *in);
 
+/*
+ * Another user's connection whose process has ended while its socket
+ * lives on (a child kept it): closed, its arena read one last time.  Its
+ * pid could be taken by another process, which the frames would then be
+ * believed to come from.  Checked once a second.
+ */
+static int gone_behind_socket(struct ingest *in, struct ingest_conn *c)
+{
+	if (!c->peer.untrusted || c->dead || c->orphan || in->last_poll < c->alive_checked)
+		return 0;
+	c->alive_checked = in->last_poll + 1000000000ull;
+	if (c->pidfd < 0 || process_alive(c->pidfd))
+		return 0;       /* (without a pidfd we cannot tell) */
+	ingest_close(in, c, 1);
+	return 1;
+}
+
 void ingest_poll(struct ingest *in)
 {
 	unsigned asked = 0;
@@ -429,6 +451,8 @@ void ingest_poll(struct ingest *in)
 	say_lost(in);
 	in->last_poll = now_ns();
 	for (struct ingest_conn *c = in->conns; c; c = c->next) {
+		if (gone_behind_socket(in, c))
+			continue;
 		/* What it sent before its samples, all of it (its SYNCs). */
 		while (c->quiet && !c->dead && !c->orphan && c->fd >= 0 && read_some(in, c))
 			;

@@ -66,7 +66,8 @@
  *     checked and, if it could not read kernel symbols itself, its kernel
  *     frames unnamed; it may hold INGEST_UID_CONNS connections per uid,
  *     INGEST_OTHERS_CONNS for all uids but ours, INGEST_PID_CONNS per
- *     process.
+ *     process; its connection closes once its process has ended (checked
+ *     every second), even if a child keeps the socket open.
  */
 #ifndef PROBE_INGEST_H
 #define PROBE_INGEST_H
@@ -104,6 +105,8 @@ enum ingest_note {
 #define INGEST_UID_CONNS 64
 #define INGEST_OTHERS_CONNS 512
 #define INGEST_PID_CONNS 8
+/* ... and the objects of one process it learns frame rules for. */
+#define INGEST_UNTRUSTED_MAPS 8192
 /* Out of descriptors: stop accepting for this long, doubling up to the max. */
 #define INGEST_PAUSE_MIN_MS 50
 #define INGEST_PAUSE_MAX_MS 2000
@@ -136,6 +139,7 @@ struct ingest_conn {
 	struct cfi_maps maps;   /* its objects, for learning frame rules */
 	struct peer peer;       /* what the kernel says of it (peer.h) */
 	int hide_kernel;        /* may not read kernel symbols: scrub.h */
+	uint64_t alive_checked; /* another user's: its process checked again then */
 	struct probe_stream s;
 	struct ingest_conn *prev, *next;
 };
@@ -166,6 +170,7 @@ struct ingest {
 	uint64_t unverified_said_at;
 	struct peer_budgets budgets;    /* re-reading untrusted peers' maps (peer.h) */
 	uint64_t kernel_hidden;         /* SAMPLES frames whose kernel frames were hidden */
+	uint64_t scrub_dropped;         /* frames that could not be rewritten */
 	uint64_t bad_pid;               /* HELLOs that claimed another pid */
 	void *ctx;
 	void (*frame)(void *ctx, struct ingest_conn *c, struct probe_msg *m,

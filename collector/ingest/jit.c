@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,10 @@
 #define DUMP_READS 4096                 /* jitdump records a poll, at most */
 #define DUMP_NAMES_MAX (1u << 20)       /* code_index -> name kept for MOVE */
 #define FUNCS_MAX (1u << 20)            /* named functions kept for rules */
+/* Another user's process (root's agent): what it may make us keep. */
+#define UNTRUSTED_NAMES_MAX (1u << 14)
+#define UNTRUSTED_NAME_BYTES 256
+#define UNTRUSTED_FUNCS_MAX (1u << 16)
 #define CODE_READ 512                   /* bytes of a function read for its rule */
 #define GUESSED 1024                    /* keys given NONE before a name covered them */
 
@@ -64,6 +69,9 @@ struct jit_watch {
 	   again once one does (a map written late: jcmd Compiler.perfmap). */
 	uint64_t guessed[GUESSED];
 	unsigned nguessed;
+	int mem_fd, mem_denied;         /* another user's memory (read_code) */
+	unsigned funcs_max, names_max;  /* FUNCS_MAX..., less for another user's */
+	size_t name_bytes;              /* a jitdump name kept, at most */
 	/* perf map: the bytes of a line not ended yet */
 	int map_fd;
 	char line[LINE_MAX_BYTES + 1];
@@ -150,14 +158,13 @@ static int was_published(const struct probe_arena *a, struct probe_range r)
 /* Read /proc/PID/maps: publish the JIT ranges, note a jitdump's path. */
 static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watch *jw)
 {
-	char path[64], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0, n = 0, rcap = 0;
 	struct probe_range *r = NULL;
 	int barrier = 0;
 	size_t lines = 0;
 
-	snprintf(path, sizeof path, "/proc/%ld/maps", (long)c->pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = peer_fopen_proc(&c->peer, "maps");     /* as its user could */
 	if (!f)
 		return 0;
 	jw->nexec = 0;
@@ -269,7 +276,7 @@ static void func_add(struct jit_watch *jw, struct probe_arena *a,
 		jw->funcs_dirty = 1;
 		return;
 	}
-	if (jw->nfuncs >= FUNCS_MAX)
+	if (jw->nfuncs >= jw->funcs_max)
 		return;
 	f = xcalloc(1, sizeof *f);
 	f->start = start;
@@ -348,7 +355,8 @@ static void read_map(const struct out *o, struct jit_watch *jw, int final)
 {
 	char buf[16384];
 	ssize_t got;
-	size_t left = final ? MAP_READ_FINAL : MAP_READ_MAX;
+	size_t left = peer_budget_bytes(&o->in->budgets, &o->c->peer,
+					final ? MAP_READ_FINAL : MAP_READ_MAX);
 
 	while (left && (got = read(jw->map_fd, buf, left < sizeof buf ? left : sizeof buf)) > 0) {
 		const char *p = buf, *end = buf + got;
@@ -388,6 +396,15 @@ static const char *dump_name(struct jit_watch *jw, uint64_t index)
 	return d ? d->name : NULL;
 }
 
+/* A copy of name, cut at max bytes. */
+static char *keep_name(const char *name, size_t max)
+{
+	char *k = strndup(name, max);
+	if (!k)
+		probe_oom();
+	return k;
+}
+
 static void dump_keep(struct jit_watch *jw, uint64_t index, const char *name)
 {
 	struct dump_name *d;
@@ -395,14 +412,14 @@ static void dump_keep(struct jit_watch *jw, uint64_t index, const char *name)
 	HASH_FIND(hh, jw->names, &index, sizeof index, d);
 	if (d) {
 		free(d->name);
-		d->name = xstrdup(name);
+		d->name = keep_name(name, jw->name_bytes);
 		return;
 	}
-	if (jw->nnames >= DUMP_NAMES_MAX)
+	if (jw->nnames >= jw->names_max)
 		return;
 	d = xcalloc(1, sizeof *d);
 	d->index = index;
-	d->name = xstrdup(name);
+	d->name = keep_name(name, jw->name_bytes);
 	HASH_ADD(hh, jw->names, index, sizeof d->index, d);
 	jw->nnames++;
 }
@@ -516,6 +533,26 @@ static int in_ranges(const struct probe_range *r, size_t n, uint64_t key)
 }
 
 
+/*
+ * n bytes of the process's memory at addr.  Another user's through its
+ * /proc/PID/mem opened with that user's rights (the kernel checks them at
+ * the open, as it would the user's own: a pid that has since exec'd a
+ * setuid program is not read); our own user's with process_vm_readv.
+ */
+static ssize_t read_code(const struct ingest_conn *c, struct jit_watch *jw, uint8_t *code,
+			 size_t n, uint64_t addr)
+{
+	if (!c->peer.untrusted) {
+		struct iovec local = { code, n }, remote = { (void *)(uintptr_t)addr, n };
+		return process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+	}
+	if (jw->mem_fd < 0 && !jw->mem_denied) {
+		jw->mem_fd = peer_open_proc(&c->peer, "mem");
+		jw->mem_denied = jw->mem_fd < 0;
+	}
+	return jw->mem_fd < 0 ? -1 : pread(jw->mem_fd, code, n, (off_t)addr);
+}
+
 /* The rule of key, in JIT code: from its function's first bytes. */
 static uint64_t learn_one(const struct ingest_conn *c, struct jit_watch *jw, uint64_t key)
 {
@@ -527,8 +564,7 @@ static uint64_t learn_one(const struct ingest_conn *c, struct jit_watch *jw, uin
 		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
 	}
 	size_t n = f->hi - f->lo < sizeof code ? (size_t)(f->hi - f->lo) : sizeof code;
-	struct iovec local = { code, n }, remote = { (void *)(uintptr_t)f->lo, n };
-	ssize_t got = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+	ssize_t got = read_code(c, jw, code, n, f->lo);
 	if (got <= 0)
 		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
 	return jit_rule(code, (size_t)got, f->lo, key);
@@ -560,7 +596,10 @@ void jit_poll(struct ingest *in, struct ingest_conn *c, struct probe_arena *a,
 		if (!um->n)
 			return;         /* no sign of JIT code: nothing to do */
 		jw = *jwp = xcalloc(1, sizeof *jw);
-		jw->map_fd = jw->dump_fd = -1;
+		jw->map_fd = jw->dump_fd = jw->mem_fd = -1;
+		jw->funcs_max = c->peer.untrusted ? UNTRUSTED_FUNCS_MAX : FUNCS_MAX;
+		jw->names_max = c->peer.untrusted ? UNTRUSTED_NAMES_MAX : DUMP_NAMES_MAX;
+		jw->name_bytes = c->peer.untrusted ? UNTRUSTED_NAME_BYTES : SIZE_MAX;
 		jw->backoff = REFRESH_MIN_NS;
 	}
 	jw->exec_fresh = 0;
@@ -595,6 +634,8 @@ void jit_free(struct jit_watch *jw)
 		close(jw->map_fd);
 	if (jw->dump_fd >= 0)
 		close(jw->dump_fd);
+	if (jw->mem_fd >= 0)
+		close(jw->mem_fd);
 	HASH_ITER(hh, jw->names, d, tmp) {
 		HASH_DEL(jw->names, d);
 		free(d->name);

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,24 +114,53 @@ int peer_pid_ok(const struct peer *p, uint32_t wire_pid)
 struct saved {
 	int n;
 	gid_t groups[PEER_GROUPS_MAX];
+	struct __user_cap_data_struct caps[2];
 };
 
-/* This thread's file-system ids become the peer's; 0, or -1 (nothing changed). */
+static int caps_get(struct __user_cap_data_struct caps[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	return (int)syscall(SYS_capget, &h, caps);
+}
+
+static int caps_set(const struct __user_cap_data_struct caps[2])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	return (int)syscall(SYS_capset, &h, caps);
+}
+
+static void restore(const struct saved *s)
+{
+	caps_set(s->caps);
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	syscall(SYS_setgroups, (size_t)s->n, s->groups);
+}
+
+/*
+ * This thread becomes the peer for what it opens: its file-system ids and
+ * groups, and no effective capability (setfsuid drops those of files,
+ * not CAP_SYS_PTRACE, which /proc/PID/ checks: a process of the peer's
+ * uid that now runs a setuid program must stay closed to us).  0, or -1
+ * (nothing changed).
+ */
 static int become(const struct peer *p, struct saved *s)
 {
+	struct __user_cap_data_struct none[2];
 	s->n = getgroups(PEER_GROUPS_MAX, s->groups);
-	if (s->n < 0)
+	if (s->n < 0 || caps_get(s->caps) < 0)
 		return -1;
 	int ng = p->ngroups < 0 ? 0 : p->ngroups;
 	if (syscall(SYS_setgroups, (size_t)ng, p->groups) < 0)
 		return -1;
 	setfsgid(p->gid);
 	setfsuid(p->uid);
+	memcpy(none, s->caps, sizeof none);
+	none[0].effective = none[1].effective = 0;
 	/* setfsuid says nothing of failure: ask again (-1 changes nothing). */
-	if ((uid_t)setfsuid((uid_t)-1) != p->uid || (gid_t)setfsgid((gid_t)-1) != p->gid) {
-		setfsuid(geteuid());
-		setfsgid(getegid());
-		syscall(SYS_setgroups, (size_t)s->n, s->groups);
+	if ((uid_t)setfsuid((uid_t)-1) != p->uid || (gid_t)setfsgid((gid_t)-1) != p->gid ||
+	    caps_set(none) < 0) {
+		restore(s);
 		return -1;
 	}
 	return 0;
@@ -138,9 +168,7 @@ static int become(const struct peer *p, struct saved *s)
 
 static void unbecome(const struct saved *s)
 {
-	setfsuid(geteuid());
-	setfsgid(getegid());
-	syscall(SYS_setgroups, (size_t)s->n, s->groups);
+	restore(s);
 }
 
 /* openat2 where the kernel has it (5.6); else the last component unfollowed. */
@@ -214,16 +242,42 @@ int peer_open(const struct peer *p, int same_pidns, const char *path, int flags)
 	return fd;
 }
 
+int peer_open_proc(const struct peer *p, const char *name)
+{
+	char path[64];
+	struct saved s;
+
+	snprintf(path, sizeof path, "/proc/%ld/%s", (long)p->pid, name);
+	if (p->untrusted && become(p, &s) < 0) {
+		errno = EPERM;
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = errno;
+	if (p->untrusted)
+		unbecome(&s);
+	errno = err;
+	return fd;
+}
+
+FILE *peer_fopen_proc(const struct peer *p, const char *name)
+{
+	int fd = peer_open_proc(p, name);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
 /* ---- its mappings --------------------------------------------------------- */
 
 /* /proc/PID/maps' file mappings into p->vmas; -1 when it cannot be read. */
 static int read_vmas(struct peer *p)
 {
-	char path[64], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 
-	snprintf(path, sizeof path, "/proc/%ld/maps", (long)p->pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = peer_fopen_proc(p, "maps");
 	if (!f)
 		return -1;
 	p->nvmas = 0;
@@ -291,6 +345,7 @@ static int budget_left(struct peer_budget *b, uint64_t now, uint64_t cap)
 	if (b->second != now / 1000000000u) {
 		b->second = now / 1000000000u;
 		b->spent_ns = 0;
+		b->bytes = 0;
 	}
 	return b->spent_ns < cap;
 }
@@ -316,32 +371,28 @@ void peer_budgets_free(struct peer_budgets *bs)
 	}
 }
 
-/* Read p's mappings again if its uid's budget and everyone's allow: 0, or -1. */
-static int reread_vmas(struct peer *p, struct peer_budgets *bs)
+size_t peer_budget_bytes(struct peer_budgets *bs, const struct peer *p, size_t want)
 {
-	uint64_t t0 = now_ns();
+	if (!p->untrusted)
+		return want;
 	struct peer_budget *b = budget_of(bs, p->uid);
-	if (!budget_left(b, t0, PEER_READ_NS) || !budget_left(&bs->all, t0, PEER_READ_ALL_NS)) {
-		bs->denied++;
-		return -1;
-	}
-	int r = read_vmas(p);
-	uint64_t spent = now_ns() - t0;
-	b->spent_ns += spent;
-	bs->all.spent_ns += spent;
-	return r;
+	budget_left(b, now_ns(), PEER_READ_NS);
+	uint64_t left = b->bytes < PEER_MAP_BYTES ? PEER_MAP_BYTES - b->bytes : 0;
+	size_t got = want < left ? want : (size_t)left;
+	b->bytes += got;
+	if (got < want)
+		bs->denied_bytes++;
+	return got;
 }
 
-int peer_map_check(struct peer *p, struct peer_budgets *bs, int same_pidns, uint64_t start,
-		   const char *path, uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len,
-		   const char **why)
+/* peer_map_check's work, its time counted by the caller. */
+static int map_check(struct peer *p, int same_pidns, uint64_t start, const char *path,
+		     uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len, const char **why)
 {
 	const struct peer_vma *v = vma_at(p, start);
 
-	*bid_len = 0;
-	if (!v && (reread_vmas(p, bs) < 0 || !(v = vma_at(p, start)))) {
-		*why = "the process maps no file there (or its user's time for checking "
-		       "MAPs this second is spent)";
+	if (!v && (read_vmas(p) < 0 || !(v = vma_at(p, start)))) {
+		*why = "the process maps no file there (that its user may see)";
 		return 0;
 	}
 	int fd = peer_open(p, same_pidns, path, 0);
@@ -357,6 +408,26 @@ int peer_map_check(struct peer *p, struct peer_budgets *bs, int same_pidns, uint
 	*bid_len = file_build_id(fd, bid);
 	close(fd);
 	return 1;
+}
+
+int peer_map_check(struct peer *p, struct peer_budgets *bs, int same_pidns, uint64_t start,
+		   const char *path, uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len,
+		   const char **why)
+{
+	uint64_t t0 = now_ns();
+	struct peer_budget *b = budget_of(bs, p->uid);
+
+	*bid_len = 0;
+	if (!budget_left(b, t0, PEER_READ_NS) || !budget_left(&bs->all, t0, PEER_READ_ALL_NS)) {
+		bs->denied++;
+		*why = "its user's time for checking MAPs this second is spent";
+		return 0;
+	}
+	int ok = map_check(p, same_pidns, start, path, bid, bid_len, why);
+	uint64_t spent = now_ns() - t0;
+	b->spent_ns += spent;
+	bs->all.spent_ns += spent;
+	return ok;
 }
 
 /* ---- kernel symbols --------------------------------------------------------- */
@@ -391,7 +462,13 @@ int peer_kallsyms_ok(const struct peer *p)
 
 	if (kptr == 0 && paranoid <= 1)
 		return 1;
-	if (kptr > 1 || !same_userns(p) || status_line(p->pid, "CapEff", v, sizeof v) < 0)
+	/*
+	 * The capabilities /proc shows are those of whatever the pid runs
+	 * now: a process of another uid could have exec'd a setuid program
+	 * behind the socket it keeps.  Only a peer of our own uid is asked.
+	 */
+	if (p->untrusted || kptr > 1 || !same_userns(p) ||
+	    status_line(p->pid, "CapEff", v, sizeof v) < 0)
 		return 0;
 	caps = strtoull(v, NULL, 16);
 	return (caps >> CAP_SYSLOG_BIT) & 1;

@@ -27,18 +27,24 @@
  *     reached (it has ended) and it is in our PID namespace, path as we
  *     see it, the same way.  -1 with errno.
  *   - peer_map_check() checks a MAP of an untrusted peer: the process
- *     maps a file at start (/proc/PID/maps, re-read when start is not in
- *     the copy kept, while the uid's budget b allows: a process can make
- *     its maps long and its MAPs miss), path opened as the peer is that
+ *     maps a file at start (/proc/PID/maps read as the peer, again when
+ *     start is not in the copy kept), path opened as the peer is that
  *     file (device and inode), and it returns the file's own GNU build-id
- *     (*bid_len 0: none).  1 verified, 0 not (why, for a message).
- *   - A budget: PEER_READ_NS of reading /proc/PID/maps per uid in each
- *     second, PEER_READ_ALL_NS for all uids: the CPU one user's MAPs can
- *     cost the collector.  peer_budget_find() finds or adds a uid's.
+ *     (*bid_len 0: none).  1 verified, 0 not (why, for a message).  While
+ *     the uid's budget for this second is spent, MAPs are not verified.
+ *   - Budgets (bs), per uid and per second: PEER_READ_NS of checking
+ *     MAPs (PEER_READ_ALL_NS for all uids), and PEER_MAP_BYTES of perf
+ *     maps read (peer_budget_bytes grants up to want): what one user's
+ *     processes can cost the collector.  A peer of our own uid has none.
+ *   - peer_open_proc() opens /proc/PID/NAME with the peer's file-system
+ *     ids (maps, mem: the kernel checks them as it would the user's own,
+ *     so a pid that now runs a setuid program, or any process the user
+ *     could not trace, is not read); peer_fopen_proc() as a FILE.
  *   - peer_kallsyms_ok() is 1 when the process could read kernel symbol
  *     addresses itself, by the kernel's rule for /proc/kallsyms
  *     (kallsyms_show_value: kptr_restrict 0 and perf_event_paranoid <= 1,
- *     or kptr_restrict <= 1 and CAP_SYSLOG).
+ *     or kptr_restrict <= 1 and CAP_SYSLOG); for an untrusted peer by the
+ *     first rule alone (what a pid runs may change behind its socket).
  *   - peer_free() frees what peer_init and peer_map_check kept.
  */
 #ifndef PROBE_PEER_H
@@ -46,6 +52,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <uthash.h>
@@ -59,18 +66,20 @@
 
 #define PEER_READ_NS (50ull * 1000000)           /* a uid's, per second */
 #define PEER_READ_ALL_NS (200ull * 1000000)      /* everyone's, per second */
+#define PEER_MAP_BYTES (4ull << 20)              /* perf map bytes, a uid's */
 
 struct peer_budget {
 	uid_t uid;
 	uint64_t second;        /* which second of CLOCK_MONOTONIC it counts */
-	uint64_t spent_ns;
+	uint64_t spent_ns, bytes;
 	UT_hash_handle hh;
 };
 
 struct peer_budgets {
 	struct peer_budget *byuid;
 	struct peer_budget all;
-	uint64_t denied;        /* re-reads refused for want of budget */
+	uint64_t denied;        /* MAPs not checked for want of time */
+	uint64_t denied_bytes;  /* perf map reads cut for want of bytes */
 };
 
 struct peer_vma {
@@ -97,7 +106,10 @@ int peer_map_check(struct peer *p, struct peer_budgets *b, int same_pidns, uint6
 		   const char *path, uint8_t bid[PROBE_BUILD_ID_MAX], size_t *bid_len,
 		   const char **why);
 void peer_budgets_free(struct peer_budgets *b);
+size_t peer_budget_bytes(struct peer_budgets *bs, const struct peer *p, size_t want);
 int peer_kallsyms_ok(const struct peer *p);
+int peer_open_proc(const struct peer *p, const char *name);
+FILE *peer_fopen_proc(const struct peer *p, const char *name);
 void peer_free(struct peer *p);
 
 #endif

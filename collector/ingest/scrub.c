@@ -174,7 +174,8 @@ int scrub_samples(struct ingest *in, struct ingest_conn *c, struct probe_msg *m,
 		return 0;
 	struct probe_msg copy = *m;
 	uint64_t base = m->u.samples.base_ns;
-	size_t cap = 2 * *len + 64;
+	/* Each frame's delta was a byte at least and is 10 at most. */
+	size_t cap = 10 * *len + 64;
 	probe_wbuf_init(&w, xmalloc(cap), cap);
 	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, m->pid);
 	probe_put_u64(&w, base);

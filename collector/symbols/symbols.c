@@ -77,6 +77,8 @@ struct symobj {
 	const char *loading;    /* the path being loaded, for messages */
 	/* DWARF: opened on first use from dw_path (the file or its debug file). */
 	char *dw_path;
+	uint8_t dw_bid[64];     /* ... and the build-id it must still have */
+	size_t dw_bidlen;
 	int dw_tried, dw_fd;
 	Elf *dw_elf;
 	Dwarf *dw;
@@ -463,18 +465,29 @@ static void read_fdes(struct symobj *o, Elf *e)
 		o->sources |= SYMSRC_EHFRAME;
 }
 
-/* Open a regular file only: a recording may name a FIFO or a device. */
+/*
+ * Open a regular file only: a recording (or a user's path swapped under
+ * us) may name a FIFO or a device, and opening some devices does things
+ * (a watchdog).  The path is resolved once, with O_PATH, which opens
+ * nothing; the file found is opened for reading only if it is regular.
+ */
 static int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
+	int pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -1;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
 		errno = EINVAL;
 		return -1;
 	}
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int err = errno;
+	close(pfd);
+	errno = err;
 	return fd;
 }
 
@@ -697,6 +710,10 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 		o->dw_path = xstrdup(path);
 	else if (de && has_debug_info(de))
 		o->dw_path = xstrdup(dpath);
+	if (use_len <= sizeof(o->dw_bid)) {
+		memcpy(o->dw_bid, use_bid, use_len);
+		o->dw_bidlen = use_len;
+	}
 	if (de)
 		elf_end(de);
 	if (dfd >= 0)
@@ -985,12 +1002,14 @@ static int dwarf_ready(struct symobj *o)
 	if (o->dw_tried)
 		return o->dw != NULL;
 	o->dw_tried = 1;
-	if (!o->dw_path)
+	/*
+	 * Opened again by name, later: it must still be the file read then
+	 * (its build-id), or a path changed in between (a user's own
+	 * directory) would have us read another file.
+	 */
+	if (!o->dw_path ||
+	    !debug_file_matches(o->dw_path, o->dw_bid, o->dw_bidlen, &o->dw_fd, &o->dw_elf))
 		return 0;
-	o->dw_fd = open_regular(o->dw_path);
-	if (o->dw_fd < 0)
-		return 0;
-	o->dw_elf = elf_begin(o->dw_fd, ELF_C_READ_MMAP, NULL);
 	if (o->dw_elf)
 		o->dw = dwarf_begin_elf(o->dw_elf, DWARF_C_READ, NULL);
 	if (o->dw)
