@@ -154,9 +154,11 @@ struct resync_run {
 /*
  * Split p[0..n) (a recording's body, CRCs after frames) as recfile_read
  * does, fed piece bytes at a time: what does not check out is skipped a
- * byte at a time, frames are not decoded.
+ * byte at a time, frames are not decoded but those of type reject fail to,
+ * as if they had been (put back, skipped a byte at a time as well).
  */
-static void resync_split(const uint8_t *p, size_t n, size_t piece, struct resync_run *out)
+static void resync_split_rej(const uint8_t *p, size_t n, size_t piece, unsigned reject,
+			     struct resync_run *out)
 {
 	struct probe_stream s;
 	char err[PROBE_ERR_MAX];
@@ -167,6 +169,10 @@ static void resync_split(const uint8_t *p, size_t n, size_t piece, struct resync
 	s.crc = 1;
 	for (;;) {
 		int r = probe_stream_next(&s, &f, &flen, err);
+		if (r == 1 && ((unsigned)f[4] | (unsigned)f[5] << 8) == reject) {
+			probe_stream_unget(&s);
+			r = -1;
+		}
 		if (r == 1) {
 			if (out->n < 64)
 				out->at[out->n++] = s.consumed - flen - PROBE_FILE_CRC;
@@ -197,6 +203,82 @@ static void resync_split(const uint8_t *p, size_t n, size_t piece, struct resync
 	out->skipped = s.skipped;
 	out->pending = probe_stream_pending(&s);
 	probe_stream_free(&s);
+}
+
+static void resync_split(const uint8_t *p, size_t n, size_t piece, struct resync_run *out)
+{
+	resync_split_rej(p, n, piece, 0, out);
+}
+
+static void put_le32(uint8_t *d, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		d[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Frames nested in one another 8 bytes apart whose CRCs all match but which
+ * do not decode (a forgery): each was checked over its size, 1 MiB every 8
+ * bytes (6 s a MiB), since the kept CRCs began only at a CRC that failed.
+ */
+static void test_resync_nested(void)
+{
+	const uint32_t s0 = PROBE_FRAME_MAX - 64, nest = 4000;
+	const size_t cap = PROBE_FRAME_MAX + 4096;
+	uint8_t *b = calloc(1, cap);
+	for (uint32_t i = 0; i < nest; i++) {
+		put_le32(b + 8 * i, s0 - 16 * i);
+		b[8 * i + 4] = PROBE_F_MAP;
+	}
+	/* The innermost CRC first; each frame is its header, the frame in it
+	 * with its CRC and 4 bytes more (CRC-32 of a concatenation: combined). */
+	uLong c = crc32(0L, b + 8 * (nest - 1), s0 - 16 * (nest - 1));
+	put_le32(b + 8 * (nest - 1) + s0 - 16 * (nest - 1), (uint32_t)c);
+	for (uint32_t i = nest - 1; i-- > 0;) {
+		size_t end = 8 * i + s0 - 16 * i;
+		c = crc32_combine(crc32(0L, b + 8 * i, 8), c, s0 - 16 * (i + 1));
+		c = crc32_combine(c, crc32(0L, b + end - 8, 8), 8);
+		put_le32(b + end, (uint32_t)c);
+	}
+	size_t n = s0 + 4, planted = n;
+	n += put_frame_crc(b + n, PROBE_F_THREAD, 40, 'a');
+	struct resync_run r;
+	resync_split_rej(b, n, 65536, PROBE_F_MAP, &r);
+	ok(r.n == 1 && r.at[0] == planted,
+	   "nested frames whose CRCs match but do not decode: the frame after them "
+	   "is found (%d)", r.n);
+	ok(r.crc_bytes <= 3 * (uint64_t)n,
+	   "nested: %" PRIu64 " bytes run through CRC-32 for %zu read (at most 3 "
+	   "times; each frame over its size: %u times)", r.crc_bytes, n, nest / 2);
+	free(b);
+}
+
+/* A header of type and flags; whether it may start a frame after damage. */
+static int plausible(unsigned type, unsigned flags)
+{
+	uint8_t h[PROBE_FRAME_HDR] = { 40, 0, 0, 0 };
+	h[4] = (uint8_t)type;
+	h[6] = (uint8_t)flags;
+	h[7] = (uint8_t)(flags >> 8);
+	return probe_frame_plausible(h);
+}
+
+/* The flags of today's HELLO and EXIT are plausible; others are not. */
+static void test_plausible_flags(void)
+{
+	unsigned why = PROBE_HELLO_KWHY_SETSIG << PROBE_HELLO_KWHY_SHIFT;
+	ok(plausible(PROBE_F_HELLO, 0) && plausible(PROBE_F_HELLO, PROBE_HELLO_KSTATE) &&
+	   plausible(PROBE_F_HELLO, PROBE_HELLO_KSTATE | PROBE_HELLO_KERNEL) &&
+	   plausible(PROBE_F_HELLO, PROBE_HELLO_KSTATE | why | PROBE_HELLO_NOUSER) &&
+	   plausible(PROBE_F_EXIT, PROBE_EXIT_WAITED) && plausible(PROBE_F_MAP, 0),
+	   "after damage, a HELLO with its kernel flags (KSTATE...) and an EXIT "
+	   "with WAITED can start a frame");
+	ok(!plausible(PROBE_F_HELLO, 0x40) && !plausible(PROBE_F_HELLO, 0x100) &&
+	   !plausible(PROBE_F_EXIT, 0x2) && !plausible(PROBE_F_MAP, 1) &&
+	   !plausible(PROBE_F_SAMPLES, PROBE_HELLO_KSTATE) &&
+	   !plausible(PROBE_F_SYNC, 0) && !plausible(PROBE_F_TYPE_MAX, 0),
+	   "flags no writer sets, or set on another type, cannot; nor SYNC or an "
+	   "unknown type");
 }
 
 static void test_resync(void)
@@ -270,7 +352,7 @@ int main(void)
 {
 	char err[PROBE_ERR_MAX];
 	int pending = 0;
-	plan(35);
+	plan(39);
 
 	size_t n = make_stream(buf, sizeof(buf));
 	ok(n > 0, "encoder produced a stream of %zu bytes", n);
@@ -579,5 +661,7 @@ int main(void)
 		ok(clean, "22000 mutated and random streams decoded without a crash");
 	}
 	test_resync();
+	test_resync_nested();
+	test_plausible_flags();
 	return done();
 }

@@ -26,8 +26,9 @@ static uint32_t le32(const uint8_t *p)
 /*
  * Skipping damage a byte at a time checks a frame's CRC at every byte, and
  * each check ran over the frame's size, up to PROBE_FRAME_MAX: quadratic
- * (3 MiB of frame headers took 85 s).  Instead, from the first CRC that
- * does not match, the stream keeps pre[i], the CRC-32 of its bytes from
+ * (3 MiB of frame headers took 85 s).  Instead, from the first frame
+ * checked while skipping damage (or whose CRC does not match), the stream
+ * keeps pre[i], the CRC-32 of its bytes from
  * there to buffer index i, each computed once; CRC-32 being linear, the
  * CRC of a window [p, q) follows in constant time (zlib's crc32_combine,
  * solved for its second part):
@@ -126,33 +127,49 @@ static void crcidx_shift(struct probe_stream *s, size_t off)
 	ci->to -= off;
 }
 
+/* pre[] (re)starts at buffer index p; 0 when there is no memory for it. */
+static int crcidx_start(struct probe_stream *s, size_t p)
+{
+	struct probe_crcidx *ci = s->ci;
+	if (!ci)
+		ci = s->ci = crcidx_new();      /* NULL: checked directly, slower */
+	if (!ci)
+		return 0;
+	ci->on = 1;
+	ci->from = ci->to = p;
+	ci->pre[p] = 0;                         /* CRC-32 of nothing */
+	return 1;
+}
+
 /*
  * Whether the frame of size bytes at off matches the CRC after it.  A
- * frame where pre[] reaches is checked from it; another directly, and if
- * that fails (damage begins), pre[] starts there: a direct check fails at
- * most once per stretch that pre[] then covers, so each byte is run through
- * CRC-32 a few times at most.
+ * frame where pre[] reaches is checked from it, and so is every frame met
+ * while skipping damage (resync): pre[] starts at the first and goes on
+ * over the rest, so that frames nested a few bytes apart cost a few CRC
+ * steps each, whether their CRCs match or not (checked directly, nested
+ * 1 MiB frames whose CRCs matched but which did not decode cost 1 MiB
+ * every 8 bytes: 6 s a MiB).  Another frame (right after one that was
+ * taken) is checked directly, the faster CRC; if that fails (damage
+ * begins), pre[] starts there.  pre[] runs over each byte once; a direct
+ * check over a frame's bytes once, but for frames that then do not
+ * decode: what those cost is counted by the reader (recfile.c) and
+ * bounded there.
  */
 static int crc_matches(struct probe_stream *s, uint32_t size)
 {
 	size_t p = s->off, q = p + size;
 	uint32_t want = le32(s->buf + q);
 	struct probe_crcidx *ci = s->ci;
-	if (ci && ci->on && p >= ci->from && p <= ci->to) {
+	int in = ci && ci->on && p >= ci->from && p <= ci->to;
+	if (in || (s->resync && crcidx_start(s, p))) {
 		crcidx_extend(s, q);
-		return crcidx_window(ci, p, q) == want;
+		return crcidx_window(s->ci, p, q) == want;
 	}
 	s->crc_bytes += size;
 	if (crc32(0L, s->buf + p, size) == want)
 		return 1;
-	if (!ci)
-		ci = s->ci = crcidx_new();      /* NULL: checked directly, slower */
-	if (ci) {
-		ci->on = 1;
-		ci->from = ci->to = p;
-		ci->pre[p] = 0;                 /* CRC-32 of nothing */
+	if (crcidx_start(s, p))
 		crcidx_extend(s, q);
-	}
 	return 0;
 }
 
@@ -243,11 +260,24 @@ static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The frame flags each type may carry (wire.h); the others carry none. */
+#define HELLO_FLAGS (PROBE_HELLO_KSTATE | PROBE_HELLO_KERNEL | \
+		     PROBE_HELLO_KWHY_MASK | PROBE_HELLO_NOUSER)
+#define EXIT_FLAGS PROBE_EXIT_WAITED
+
+/*
+ * Flags a writer of today sets are plausible (every HELLO has KSTATE: were
+ * they not, the HELLO after damage would be skipped, and its process's
+ * frames shown as an orphan's); a bit no writer sets is not.
+ */
 int probe_frame_plausible(const uint8_t *f)
 {
 	unsigned type = (unsigned)f[4] | (unsigned)f[5] << 8;
+	unsigned flags = (unsigned)f[6] | (unsigned)f[7] << 8;
+	unsigned allowed = type == PROBE_F_HELLO ? HELLO_FLAGS :
+			   type == PROBE_F_EXIT ? EXIT_FLAGS : 0;
 	return type > 0 && type < PROBE_F_TYPE_MAX && type != PROBE_F_SYNC &&
-	       f[6] == 0 && f[7] == 0;
+	       (flags & ~allowed) == 0;
 }
 
 /* Whether a frame of a plausible size and header can start at p. */

@@ -10,7 +10,7 @@
  * Errors are returned as -1 with a human-readable message in err (no
  * "probe:" prefix: the caller adds context).  Nothing here allocates
  * after init but the stream: its buffer, bounded by PROBE_STREAM_CAP (twice
- * that while skipping damage), and once a CRC fails, the running CRCs of
+ * that while skipping damage), and once damage is met, the running CRCs of
  * its bytes (4 bytes a byte of buffer, about 8 MiB).
  */
 #ifndef PROBE_WIRE_DECODE_H
@@ -35,9 +35,12 @@ struct probe_crcidx;    /* wire_decode.c: CRCs of damaged bytes, for resync */
  * probe_frame_plausible) are passed over (counted in skipped) before a
  * body is waited for or checked, the buffer grows to twice its room so
  * that it moves once per PROBE_STREAM_CAP bytes rather than once per byte,
- * and once a CRC does not match, the stream keeps the CRC of every byte
- * from there, so that each later frame is checked in constant time, not
- * over its size.  crc_bytes and moved count that work (tests assert it).
+ * and from the first frame checked while resync is set (or whose CRC does
+ * not match), the stream keeps the CRC of every byte from there, so that
+ * each later frame there is checked in constant time, not over its size,
+ * whether its CRC matches or not.  crc_bytes and moved count that work
+ * (tests assert it).  A frame right after one that was taken (resync not
+ * set) is checked directly, over its size, once.
  */
 struct probe_stream {
 	uint8_t *buf;       /* holds at most cap bytes */
@@ -52,7 +55,7 @@ struct probe_stream {
 	uint64_t skipped;   /* bytes passed over: probe_stream_skip, resync */
 	uint64_t crc_bytes; /* bytes run through CRC-32 in all */
 	uint64_t moved;     /* bytes moved to the buffer's front in all */
-	struct probe_crcidx *ci;        /* NULL until a CRC fails */
+	struct probe_crcidx *ci;        /* NULL until damage is met */
 };
 
 int probe_stream_init(struct probe_stream *s);
@@ -77,7 +80,8 @@ void probe_stream_unget(struct probe_stream *s);
 void probe_stream_skip(struct probe_stream *s, size_t n);
 /*
  * Whether a frame header (PROBE_FRAME_HDR bytes) can start a frame met
- * while skipping damage: a known type other than SYNC, flags 0.
+ * while skipping damage: a known type other than SYNC, with no flag but
+ * those of its type (HELLO: PROBE_HELLO_*, EXIT: PROBE_EXIT_*; others 0).
  */
 int probe_frame_plausible(const uint8_t *hdr);
 

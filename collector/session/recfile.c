@@ -229,10 +229,13 @@ static void skip_byte(struct probe_stream *s, struct damage *d)
 
 /*
  * A frame that checks out (size, CRC) but does not decode cost what the
- * decoder read of it (a SAMPLES body is read whole, strings are copied).
- * Damage fails within a few bytes; a stretch of such frames a byte apart
- * that fail only at their end is a forgery, and would cost up to a frame's
- * size at every byte: bounded here.
+ * decoder read of it (a SAMPLES body is read whole, strings are copied)
+ * and the CRC run over it (over its whole size when it came right after a
+ * frame that decoded: wire_decode.c).  Damage seldom gets that far (its
+ * CRCs do not match) and fails within a few bytes (version 1); a stretch
+ * of such frames a few bytes apart, failing only at their end or each
+ * right after a small one that decodes, is a forgery, and would cost up to
+ * a frame's size every few bytes: bounded here.
  */
 static int wasted_too_much(const struct damage *d, const struct probe_stream *s)
 {
@@ -250,6 +253,7 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 	while (!d->forged) {
 		const uint8_t *f;
 		size_t flen;
+		uint64_t crc0 = s->crc_bytes;
 		int r = probe_stream_next(s, &f, &flen, err);
 		if (r == 0)
 			break;
@@ -262,7 +266,7 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 		if (r == 1) {
 			/* Back to the bad frame's first byte, then one further. */
 			probe_stream_unget(s);
-			d->wasted += rd->sc.examined;
+			d->wasted += rd->sc.examined + (s->crc_bytes - crc0);
 			d->forged = wasted_too_much(d, s);
 		}
 		skip_byte(s, d);

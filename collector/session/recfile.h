@@ -23,9 +23,9 @@
  *     one warning at the end says how much was skipped; a last frame cut
  *     short is one warning too.  Time is linear in the file's size however
  *     it is damaged (wire_decode.h says how); a file whose frames check out
- *     but fail to decode over and over, decoding more than
- *     RECFILE_WASTE_PER_BYTE times what was read (forged: never met by
- *     damage), is read no further, with a warning.  0, or -1 after one
+ *     but fail to decode over and over, decoding and checking the CRCs of
+ *     more than RECFILE_WASTE_PER_BYTE times what was read (forged: never
+ *     met by damage), is read no further, with a warning.  0, or -1 after one
  *     message (not a recording, unreadable, not one frame intact).
  */
 #ifndef PROBE_RECFILE_H
@@ -58,8 +58,9 @@ void recfile_hint(const char *path);
 /* Close and remove the file when nothing was recorded (regular files only). */
 void recfile_discard(struct recfile *f);
 
-/* Frames that failed to decode may have taken this many bytes per byte read
- * (and 64 MiB more) before a recording is given up as forged. */
+/* Frames that checked out but failed to decode may have taken this many
+ * bytes (decoded, and run through CRC-32) per byte read, and 64 MiB more,
+ * before a recording is given up as forged. */
 #define RECFILE_WASTE_PER_BYTE 8
 
 /* The recording at fd (file: its name, for messages), frame by frame. */
