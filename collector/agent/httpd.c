@@ -7,23 +7,26 @@
  * of profile cost the agent nothing while nobody asks, and two scrapers
  * asking at once each get exactly their own window.
  *
- * Clients share the server without trusting each other (httpd.h's
- * bounds).  libmicrohttpd does not look at a parked connection's socket,
+ * Clients share the server without trusting each other (httpd.h): a
+ * local user is shown its own processes only (struct conn's sight, from
+ * the uid sock_diag gives), and bounds keep one client from taking the
+ * server.  libmicrohttpd does not look at a parked connection's socket,
  * so a scraper killed mid-pull would hold its slot for up to an hour: the
  * parked sockets sit in an epoll set of ours (with libmicrohttpd's epoll
  * fd, so the agent waits on one fd) for EPOLLRDHUP, and a close drops the
  * pull at once.  libmicrohttpd's timeout counts idleness, which a client
- * sending a byte now and then never reaches, and its per-IP limit lumps
- * every local user together as 127.0.0.1: so each connection is tracked
- * here (struct conn) with its client and since when it waits for a whole
- * request, and closed with shutdown(2) when a bound says so;
- * libmicrohttpd then reads the end of it and cleans up as for any client
- * that hangs up.
+ * sending (or reading) a byte now and then never reaches, and its per-IP
+ * limit lumps every local user together as 127.0.0.1: so each connection
+ * is tracked here (struct conn) with its client, since when it waits for
+ * a whole request, and by when its pull's answer must be sent, and closed
+ * with shutdown(2) when a bound says so; libmicrohttpd then reads the end
+ * of it and cleans up as for any client that hangs up.
  */
 #include "httpd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -49,16 +52,25 @@
 #define MINUTE_NS (60 * NS)
 #define STATE_LISTEN 10         /* TCP_LISTEN of the kernel's tcp_states.h */
 
+/* R_READY: its answer is being sent (in h->sending until done). */
 enum req_state { R_NEW, R_WAITING, R_READY, R_GONE };
+
+/* Which processes a client may see (httpd.h): none (a local client whose
+ * user the kernel did not say; 0, what a fresh struct holds), those of its
+ * uid, or every one (root, the agent's own user, a remote client). */
+enum sight { SEE_NONE, SEE_UID, SEE_ALL };
 
 /* One connection, from libmicrohttpd's notice of its start to that of its
  * end. */
 struct conn {
 	int fd;
 	char who[64];           /* its client: "uid 1000", "192.0.2.7", "2001:db8::/64" */
+	enum sight sees;
+	uint32_t uid;           /* SEE_UID: its client's */
 	uint64_t since;         /* CLOCK_MONOTONIC ns: waiting for a request since */
 	uint64_t rx;            /* bytes received by then; UINT64_MAX: not known */
 	int busy;               /* its request is whole: being answered, or a pull */
+	uint64_t send_due;      /* its pull's answer sent whole by then; 0: none */
 	int shut;               /* closed by us; libmicrohttpd has yet to see it */
 	struct conn *prev, *next;
 };
@@ -70,6 +82,8 @@ struct req {
 	int fd;                 /* in h->pfd while parked, else -1 */
 	struct sink *sink;
 	uint64_t due;           /* CLOCK_MONOTONIC ns */
+	enum sight sees;        /* its client's (SEE_NONE when not known) */
+	uint32_t uid;
 	uint32_t pid;           /* 0: any */
 	char *comm;             /* NULL: any */
 	uint8_t *body;
@@ -79,7 +93,7 @@ struct req {
 };
 
 /* The bounds reached, by kind: each counted, and said once a minute. */
-enum limit { L_BUSY, L_EACH, L_CONNS, L_TOTAL, L_SLOW, L_KINDS };
+enum limit { L_BUSY, L_EACH, L_CONNS, L_TOTAL, L_SLOW, L_SEND, L_KINDS };
 
 /* A line said at most once a minute: when last, and how often asked. */
 struct said {
@@ -94,15 +108,17 @@ struct httpd {
 	int lfd, efd;           /* listener, libmicrohttpd's epoll fd */
 	int pfd;                /* epoll: efd, and the parked pulls' sockets */
 	int nl;                 /* sock_diag netlink socket, -1: none */
-	unsigned diag_said;     /* loopback_unknown said its line */
+	unsigned diag_said;     /* local_unknown said its line */
+	uint32_t self;          /* the agent's uid: its clients see every process */
 	uint32_t nlseq;
 	char where[128];
 	struct aprocs *procs;
 	struct symcache **syms;
 	struct req *waiting;    /* list of R_WAITING */
+	struct req *sending;    /* list of R_READY: answered, not yet sent whole */
 	struct conn *conns;     /* newest first */
 	unsigned nopen;         /* conns not shut */
-	uint64_t next_sweep;    /* when the next request deadline falls */
+	uint64_t next_sweep;    /* when the next request or send deadline falls */
 	uint64_t served, cancelled, idle;
 	struct said limit[L_KINDS];
 	struct said mhd[MHD_SAID];      /* libmicrohttpd's messages; the last for any other */
@@ -144,6 +160,10 @@ static void hit(struct httpd *h, enum limit k, const char *who)
 	case L_TOTAL:
 		snprintf(what, sizeof(what), "a connection of %s closed: %d were open, the most "
 			 "in all", who, HTTPD_CONNECTIONS);
+		break;
+	case L_SEND:
+		snprintf(what, sizeof(what), "a profile for %s dropped: not read whole within "
+			 "%d s of its answer", who, HTTPD_SEND_S);
 		break;
 	default:
 		snprintf(what, sizeof(what), "a connection of %s closed: part of a request and "
@@ -257,7 +277,11 @@ static int same_endpoint(const struct endpoint *x, const struct endpoint *y)
 
 /* sock_diag's answer m (whole in what was read): the uid of the socket
  * it found when that is the client's own end (src peer, dst me: an exact
- * lookup falls back on a listener of the peer's port), else -1. */
+ * lookup falls back on a listener of the peer's port), else -1.  A socket
+ * with no inode is one its owner closed already (an orphan: FIN-WAIT,
+ * TIME-WAIT); a kernel that keeps no owner for it (older ones; any, for
+ * TIME-WAIT) says uid 0, which is then no one's: not known.  A newer
+ * kernel's uid for it is its owner's, believed. */
 static long diag_uid(const struct nlmsghdr *m, const struct endpoint *peer,
 		     const struct endpoint *me)
 {
@@ -268,7 +292,8 @@ static long diag_uid(const struct nlmsghdr *m, const struct endpoint *peer,
 	struct endpoint src, dst;
 	if (endpoint_of(d->idiag_family, d->id.idiag_src, d->id.idiag_sport, &src) < 0 ||
 	    endpoint_of(d->idiag_family, d->id.idiag_dst, d->id.idiag_dport, &dst) < 0 ||
-	    d->idiag_state == STATE_LISTEN || !same_endpoint(&src, peer) || !same_endpoint(&dst, me))
+	    d->idiag_state == STATE_LISTEN || !same_endpoint(&src, peer) ||
+	    !same_endpoint(&dst, me) || (d->idiag_inode == 0 && d->idiag_uid == 0))
 		return -1;
 	return d->idiag_uid;
 }
@@ -328,45 +353,84 @@ static int is_loopback(const struct endpoint *e)
 	return e->family == AF_INET6 && memcmp(e->a, &in6addr_loopback, 16) == 0;
 }
 
-/* A loopback client is always of this host: not knowing its user means
- * sock_diag cannot say (no inet_diag in the kernel), or the client was
- * gone already.  Said once. */
-static void loopback_unknown(struct httpd *h)
+/* e is one of this host's addresses (in this network namespace): a
+ * client there is a local user, even when the kernel did not say which. */
+static int is_host_addr(const struct endpoint *e)
+{
+	struct ifaddrs *all, *i;
+	int found = 0;
+	if (is_loopback(e))
+		return 1;
+	if (getifaddrs(&all) < 0)
+		return 1;       /* not known: the restricted case (client_of) */
+	for (i = all; i && !found; i = i->ifa_next) {
+		struct endpoint a;
+		const struct sockaddr *sa = i->ifa_addr;
+		if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) ||
+		    endpoint_sa((const struct sockaddr_storage *)sa, &a) < 0)
+			continue;
+		found = a.family == e->family && memcmp(a.a, e->a, 16) == 0;
+	}
+	freeifaddrs(all);
+	return found;
+}
+
+/* A client of this host whose user the kernel did not say: sock_diag
+ * cannot (no inet_diag in the kernel), or the client had closed its
+ * socket already.  Said once. */
+static void local_unknown(struct httpd *h)
 {
 	if (h->diag_said++)
 		return;
-	probe_warn("http: the kernel did not say which user owns a loopback client's "
-		   "socket (no inet_diag module, or the client was gone already): such a "
-		   "client is bounded as its address, with every other user there "
-		   "(modprobe inet_diag tells them apart; said once)");
+	probe_warn("http: the kernel did not say which user owns a local client's socket "
+		   "(no inet_diag module, or the client had closed it already): such a "
+		   "client is shown no process (403 for a profile) and is bounded as its "
+		   "address, with every other user there (modprobe inet_diag tells them "
+		   "apart; said once)");
 }
 
-/* Who is at the other end of fd, into who: "uid N" for a socket of this
- * host, else its address (an IPv6 one by its /64, which one host may
- * hold whole), "?" when even that is not known. */
-static void client_of(struct httpd *h, int fd, char *who, size_t cap)
+/* Which processes a client of uid sees: all for root and the agent's own
+ * user (who may read them all anyway), else its own. */
+static void sight_of_uid(const struct httpd *h, struct conn *cn, uint32_t uid)
+{
+	cn->uid = uid;
+	cn->sees = uid == 0 || uid == h->self ? SEE_ALL : SEE_UID;
+}
+
+/* Who is at the other end of cn's socket, into cn->who and what it sees:
+ * "uid N" for a socket of this host, else its address (an IPv6 one by its
+ * /64, which one host may hold whole), "?" when even that is not known.
+ * A remote client sees every process (the operator opened the port to
+ * it); a local one whose user is not known, none. */
+static void client_of(struct httpd *h, struct conn *cn)
 {
 	struct sockaddr_storage ps, ms;
 	socklen_t pl = sizeof(ps), ml = sizeof(ms);
 	struct endpoint peer, me;
-	snprintf(who, cap, "?");
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ps, &pl) < 0 ||
+	snprintf(cn->who, sizeof(cn->who), "?");
+	cn->sees = SEE_NONE;
+	if (cn->fd < 0 || getpeername(cn->fd, (struct sockaddr *)&ps, &pl) < 0 ||
 	    endpoint_sa(&ps, &peer) < 0)
 		return;
-	long uid = getsockname(fd, (struct sockaddr *)&ms, &ml) == 0 &&
+	long uid = getsockname(cn->fd, (struct sockaddr *)&ms, &ml) == 0 &&
 		   endpoint_sa(&ms, &me) == 0 ? local_uid(h, &peer, &me) : -1;
-	if (uid < 0 && is_loopback(&peer))
-		loopback_unknown(h);
-	char s[INET6_ADDRSTRLEN];
 	if (uid >= 0) {
-		snprintf(who, cap, "uid %ld", uid);
-	} else if (peer.family == AF_INET) {
+		snprintf(cn->who, sizeof(cn->who), "uid %ld", uid);
+		sight_of_uid(h, cn, (uint32_t)uid);
+		return;
+	}
+	if (is_host_addr(&peer))
+		local_unknown(h);
+	else
+		cn->sees = SEE_ALL;
+	char s[INET6_ADDRSTRLEN];
+	if (peer.family == AF_INET) {
 		if (inet_ntop(AF_INET, peer.a, s, sizeof(s)))
-			snprintf(who, cap, "%s", s);
+			snprintf(cn->who, sizeof(cn->who), "%s", s);
 	} else {
 		memset(&peer.a[2], 0, 8);
 		if (inet_ntop(AF_INET6, peer.a, s, sizeof(s)))
-			snprintf(who, cap, "%s/64", s);
+			snprintf(cn->who, sizeof(cn->who), "%s/64", s);
 	}
 }
 
@@ -456,7 +520,7 @@ static void conn_open(struct httpd *h, struct MHD_Connection *c, void **ctx)
 					MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct conn *cn = xcalloc(1, sizeof(*cn));
 	cn->fd = i ? i->connect_fd : -1;
-	client_of(h, cn->fd, cn->who, sizeof(cn->who));
+	client_of(h, cn);
 	awaiting(h, cn, now_ns(), bytes_in(cn->fd) == UINT64_MAX ? UINT64_MAX : 0);
 	cn->next = h->conns;
 	if (h->conns)
@@ -504,20 +568,47 @@ static void expire(struct httpd *h, struct conn *cn)
 	shut(h, cn);
 }
 
-/* Close the connections that had HTTPD_REQUEST_S s for a whole request. */
+/* cn did not take its pull's answer whole in HTTPD_SEND_S s: closed, and
+ * libmicrohttpd frees the answer.  Reset, not a FIN behind what the
+ * kernel still holds for it (up to its send buffer, 4 MiB by default):
+ * that is given back at once too. */
+static void late(struct httpd *h, struct conn *cn)
+{
+	struct linger now = { .l_onoff = 1, .l_linger = 0 };
+	hit(h, L_SEND, cn->who);
+	if (cn->fd >= 0)
+		setsockopt(cn->fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+	shut(h, cn);
+}
+
+/* cn's pull answer must be sent whole by due (HTTPD_SEND_S): a client
+ * reading a byte now and then would hold the profile, and its slot, for
+ * as long as it liked. */
+static void sending(struct httpd *h, struct conn *cn, uint64_t due)
+{
+	cn->send_due = due;
+	if (due < h->next_sweep)
+		h->next_sweep = due;
+}
+
+/* Close the connections that had HTTPD_REQUEST_S s for a whole request,
+ * or HTTPD_SEND_S s to take a pull's answer. */
 static void sweep(struct httpd *h, uint64_t now)
 {
 	if (now < h->next_sweep)
 		return;
 	uint64_t next = UINT64_MAX;
 	for (struct conn *cn = h->conns; cn; cn = cn->next) {
-		if (cn->busy || cn->shut)
+		uint64_t due = cn->send_due ? cn->send_due : cn->since + HTTPD_REQUEST_S * NS;
+		if (cn->shut || (cn->busy && !cn->send_due))
 			continue;
-		uint64_t due = cn->since + HTTPD_REQUEST_S * NS;
-		if (due <= now)
+		if (due > now) {
+			next = due < next ? due : next;
+		} else if (cn->send_due) {
+			late(h, cn);
+		} else {
 			expire(h, cn);
-		else if (due < next)
-			next = due;
+		}
 	}
 	h->next_sweep = next;
 }
@@ -567,14 +658,24 @@ static uint64_t hits(const struct httpd *h, enum limit k)
 	return h->limit[k].n;
 }
 
+static unsigned count(const struct req *r)
+{
+	unsigned n = 0;
+	for (; r; r = r->next)
+		n++;
+	return n;
+}
+
 /* What the bounds allow and what they refused, for whoever looks. */
 static void put_bounds(const struct httpd *h, FILE *f)
 {
-	fprintf(f, "<h2>Server</h2>\n<p>Pulls: %u being taken (at most %d at once, %d for one "
-		"client), %" PRIu64 " answered, %" PRIu64 " dropped as their client went away; "
-		"refused (503): %" PRIu64 " with every slot taken, %" PRIu64 " beyond a client's "
-		"%d.</p>\n", httpd_pending(h), HTTPD_CAPTURES, HTTPD_CAPTURES_EACH, h->served,
-		h->cancelled, hits(h, L_BUSY), hits(h, L_EACH), HTTPD_CAPTURES_EACH);
+	fprintf(f, "<h2>Server</h2>\n<p>Pulls: %u being taken, %u being sent (at most %d at "
+		"once, %d for one client; an answer read whole within %d s), %" PRIu64
+		" answered, %" PRIu64 " dropped as their client went away, %" PRIu64 " not read "
+		"whole in time; refused (503): %" PRIu64 " with every slot taken, %" PRIu64
+		" beyond a client's %d.</p>\n", httpd_pending(h), count(h->sending),
+		HTTPD_CAPTURES, HTTPD_CAPTURES_EACH, HTTPD_SEND_S, h->served, h->cancelled,
+		hits(h, L_SEND), hits(h, L_BUSY), hits(h, L_EACH), HTTPD_CAPTURES_EACH);
 	fprintf(f, "<p>Connections: %u open (at most %d, %d for one client; a whole request "
 		"within %d s); closed: %" PRIu64 " beyond a client's %d, %" PRIu64 " beyond %d "
 		"in all, %" PRIu64 " with part of a request and no whole one in %d s, %" PRIu64
@@ -583,23 +684,49 @@ static void put_bounds(const struct httpd *h, FILE *f)
 		HTTPD_CONNECTIONS, hits(h, L_SLOW), HTTPD_REQUEST_S, h->idle, HTTPD_REQUEST_S);
 }
 
-static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
+/* The client of cn (NULL: not known, SEE_NONE) may see p. */
+static int may_see(const struct conn *cn, const struct aproc *p)
 {
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-	if (!f)
-		return text(c, 500, "out of memory\n");
-	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>probe agent"
-		"</title></head><body>\n<h1>probe agent</h1>\n<p>CPU profiles in pprof "
-		"format: <a href=\"/debug/pprof/profile?seconds=30\">/debug/pprof/profile?"
-		"seconds=30</a> (all processes; <code>&amp;pid=P</code> or <code>&amp;comm="
-		"NAME</code> for some).</p>\n<h2>Processes (%zu live, %" PRIu64 " seen)</h2>\n"
-		"<table>\n<tr><th>pid</th><th>name</th><th>samples</th><th>executable</th>"
-		"<th>profile</th></tr>\n", h->procs->nlive, h->procs->seen);
+	enum sight v = cn ? cn->sees : SEE_NONE;
+	return v == SEE_ALL || (v == SEE_UID && p->uid == cn->uid);
+}
+
+/* A client who sees only its own: its share of the bounds (aproc.h,
+ * sink.h), not the other users'. */
+static void put_own_bounds(const struct httpd *h, const struct conn *cn, FILE *f)
+{
+	struct auser *u = NULL;
+	if (cn && cn->sees == SEE_UID)
+		HASH_FIND(hh, h->procs->users, &cn->uid, sizeof(cn->uid), u);
+	fprintf(f, "<h2>Bounds</h2>\n<p>Kept of your processes: %.1f of %u MiB (%u MiB a "
+		"process). Your part of the profiles being taken: %.1f of %u MiB (%u MiB a "
+		"profile). Dropped at these bounds: %" PRIu64 " samples, %" PRIu64 " frames."
+		"</p>\n", u ? u->kept / 1048576.0 : 0.0, APROC_UID_BYTES >> 20,
+		APROC_PROC_BYTES >> 20, u ? u->profiles / 1048576.0 : 0.0, SINK_UID_BYTES >> 20,
+		SINK_BYTES >> 20, u ? u->dropped : 0, u ? u->frames_dropped : 0);
+}
+
+/* Whom the page shows: all, or why only some (none). */
+static void put_sight(const struct httpd *h, const struct conn *cn, FILE *f)
+{
+	if (cn && cn->sees == SEE_UID && h->self == 0)
+		fprintf(f, "<p>You (uid %" PRIu32 ") are shown your own processes; root is "
+			"shown every user's.</p>\n", cn->uid);
+	else if (cn && cn->sees == SEE_UID)
+		fprintf(f, "<p>You (uid %" PRIu32 ") are shown your own processes; root and "
+			"uid %" PRIu32 " (the agent's) are shown every user's.</p>\n", cn->uid,
+			h->self);
+	else if (!cn || cn->sees == SEE_NONE)
+		fputs("<p>The kernel did not say which user you are (sock_diag: no inet_diag "
+		      "module): you are shown no process.</p>\n", f);
+}
+
+/* The table of processes cn's client may see. */
+static void put_procs(struct httpd *h, const struct conn *cn, FILE *f)
+{
 	struct aproc *p, *tmp;
 	HASH_ITER(hh, h->procs->byid, p, tmp) {
-		if (p->gone)
+		if (p->gone || !may_see(cn, p))
 			continue;
 		fprintf(f, "<tr><td>%u</td><td>", p->pid);
 		flame_put_xml(f, p->name, 0);
@@ -608,7 +735,14 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 		fprintf(f, "</td><td><a href=\"/debug/pprof/profile?seconds=30&amp;pid=%u\">"
 			"30 s</a></td></tr>\n", p->pid);
 	}
-	fputs("</table>\n<h2>Ended lately</h2>\n<table>\n<tr><th>pid</th><th>name</th>"
+	fputs("</table>\n", f);
+}
+
+/* The processes ended lately: every user's, for those who see all (the
+ * ring keeps no uid). */
+static void put_recent(const struct httpd *h, FILE *f)
+{
+	fputs("<h2>Ended lately</h2>\n<table>\n<tr><th>pid</th><th>name</th>"
 	      "<th>samples</th><th>exit</th></tr>\n", f);
 	size_t k = h->procs->nrecent < APROC_RECENT ? h->procs->nrecent : APROC_RECENT;
 	for (size_t i = 0; i < k; i++) {
@@ -624,8 +758,39 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
+}
+
+/* The index page, of what cn's client may see (httpd.h). */
+static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c,
+				  const struct conn *cn)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int all = cn && cn->sees == SEE_ALL;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f)
+		return text(c, 500, "out of memory\n");
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>probe agent"
+	      "</title></head><body>\n<h1>probe agent</h1>\n<p>CPU profiles in pprof "
+	      "format: <a href=\"/debug/pprof/profile?seconds=30\">/debug/pprof/profile?"
+	      "seconds=30</a> (the processes listed here; <code>&amp;pid=P</code> or "
+	      "<code>&amp;comm=NAME</code> for some).</p>\n", f);
+	put_sight(h, cn, f);
+	if (all)
+		fprintf(f, "<h2>Processes (%zu live, %" PRIu64 " seen)</h2>\n", h->procs->nlive,
+			h->procs->seen);
+	else
+		fputs("<h2>Your processes</h2>\n", f);
+	fputs("<table>\n<tr><th>pid</th><th>name</th><th>samples</th><th>executable</th>"
+	      "<th>profile</th></tr>\n", f);
+	put_procs(h, cn, f);
+	if (all)
+		put_recent(h, f);
 	put_bounds(h, f);
-	aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: aproc.h */
+	if (all)
+		aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: aproc.h */
+	else
+		put_own_bounds(h, cn, f);
 	fputs("</body></html>\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -644,13 +809,36 @@ static long number(const char *s, long lo, long hi)
 	return v >= lo && v <= hi ? v : -1;
 }
 
-/* Profiles being taken for client who. */
+/* Pulls of client who: being taken, or answered and not yet sent whole
+ * (the pprof is held in memory until it is). */
 static unsigned pulls_of(const struct httpd *h, const char *who)
 {
 	unsigned n = 0;
 	for (const struct req *r = h->waiting; r; r = r->next)
 		n += strcmp(r->cn ? r->cn->who : "?", who) == 0;
+	for (const struct req *r = h->sending; r; r = r->next)
+		n += strcmp(r->cn ? r->cn->who : "?", who) == 0;
 	return n;
+}
+
+static void link_req(struct req **head, struct req *r)
+{
+	r->prev = NULL;
+	r->next = *head;
+	if (*head)
+		(*head)->prev = r;
+	*head = r;
+}
+
+static void unlink_req(struct req **head, struct req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (*head == r)
+		*head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
 }
 
 /* r waits for its profile: libmicrohttpd leaves its connection alone, and
@@ -658,26 +846,12 @@ static unsigned pulls_of(const struct httpd *h, const char *who)
 static void park(struct httpd *h, struct req *r)
 {
 	r->state = R_WAITING;
-	r->next = h->waiting;
-	if (h->waiting)
-		h->waiting->prev = r;
-	h->waiting = r;
+	link_req(&h->waiting, r);
 	MHD_suspend_connection(r->conn);
 	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = r };
 	r->fd = r->cn ? r->cn->fd : -1;
 	if (r->fd >= 0 && epoll_ctl(h->pfd, EPOLL_CTL_ADD, r->fd, &ev) < 0)
 		r->fd = -1;     /* not watched: it waits its N seconds */
-}
-
-static void unlink_req(struct httpd *h, struct req *r)
-{
-	if (r->prev)
-		r->prev->next = r->next;
-	else if (h->waiting == r)
-		h->waiting = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	r->prev = r->next = NULL;
 }
 
 /* r waits no more: out of the list and of the watch (before libmicrohttpd
@@ -687,7 +861,46 @@ static void unpark(struct httpd *h, struct req *r)
 	if (r->fd >= 0)
 		epoll_ctl(h->pfd, EPOLL_CTL_DEL, r->fd, NULL);
 	r->fd = -1;
-	unlink_req(h, r);
+	unlink_req(&h->waiting, r);
+}
+
+/* ?pid=V for r's client: r->pid set and *answered 0, or an answer.  A
+ * process the client may not see is answered as one that does not exist:
+ * the 404 says nothing of another user's processes. */
+static enum MHD_Result pick_pid(struct httpd *h, struct MHD_Connection *c, struct req *r,
+				const char *pid, int *answered)
+{
+	long v = number(pid, 1, 0x7fffffff);
+	*answered = 1;
+	if (v < 0)
+		return text(c, 400, "pid: give a process id\n");
+	struct aproc *p = aproc_find(h->procs, (uint32_t)v);
+	if (!p || p->gone || !may_see(r->cn, p))
+		return text(c, 404, "no process %ld streams to this agent; see /\n", v);
+	r->pid = (uint32_t)v;
+	*answered = 0;
+	return MHD_YES;
+}
+
+/* Room for one more pull of who, or an answer (503) saying why not. */
+static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const char *who,
+			    int *answered)
+{
+	unsigned all = httpd_pending(h) + count(h->sending);
+	*answered = 1;
+	if (pulls_of(h, who) >= HTTPD_CAPTURES_EACH) {
+		hit(h, L_EACH, who);
+		return text(c, 503, "you (%s) have %d profiles being taken or not yet read "
+			    "whole, the most one client may; try again when one is answered\n",
+			    who, HTTPD_CAPTURES_EACH);
+	}
+	if (all >= HTTPD_CAPTURES) {
+		hit(h, L_BUSY, who);
+		return text(c, 503, "%u profiles are being taken or sent already; try again "
+			    "later\n", all);
+	}
+	*answered = 0;
+	return MHD_YES;
 }
 
 /* Start taking a profile for r, or answer why not. */
@@ -697,35 +910,27 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "comm");
 	long secs = sec ? number(sec, 1, HTTPD_MAX_SECONDS) : 30;
+	int answered;
+	enum MHD_Result a;
 	if (secs < 0)
 		return text(c, 400, "seconds: give a whole number from 1 to %d\n",
 			    HTTPD_MAX_SECONDS);
-	if (pid) {
-		long v = number(pid, 1, 0x7fffffff);
-		if (v < 0)
-			return text(c, 400, "pid: give a process id\n");
-		struct aproc *p = aproc_find(h->procs, (uint32_t)v);
-		if (!p || p->gone)
-			return text(c, 404, "no process %ld streams to this agent; see /\n", v);
-		r->pid = (uint32_t)v;
-	}
+	if (!r->cn || r->cn->sees == SEE_NONE)
+		return text(c, 403, "the kernel did not say which user you are (sock_diag: no "
+			    "inet_diag module), so no process is shown to you; root can load "
+			    "it (modprobe inet_diag)\n");
+	if (pid && (a = pick_pid(h, c, r, pid, &answered), answered))
+		return a;
 	if (comm) {
 		if (!*comm)
 			return text(c, 400, "comm: give a process name\n");
 		r->comm = xstrdup(comm);
 	}
-	const char *who = r->cn ? r->cn->who : "?";
-	if (pulls_of(h, who) >= HTTPD_CAPTURES_EACH) {
-		hit(h, L_EACH, who);
-		return text(c, 503, "you (%s) are taking %d profiles already, the most one "
-			    "client may; try again when one is answered\n", who,
-			    HTTPD_CAPTURES_EACH);
-	}
-	if (httpd_pending(h) >= HTTPD_CAPTURES) {
-		hit(h, L_BUSY, who);
-		return text(c, 503, "%u profiles are being taken already; try again later\n",
-			    httpd_pending(h));
-	}
+	const char *who = r->cn->who;
+	if ((a = room(h, c, who, &answered), answered))
+		return a;
+	r->sees = r->cn->sees;
+	r->uid = r->cn->uid;
 	r->sink = sink_new(h->procs);
 	r->due = r->sink->start_mono + (uint64_t)secs * NS;
 	r->conn = c;
@@ -772,7 +977,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return start_profile(h, c, r);
 	if (strcmp(url, "/") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
 	    strcmp(url, "/debug/pprof") == 0)
-		return index_page(h, c);
+		return index_page(h, c, r->cn);
 	return text(c, 404, "%s: not here; profiles are at /debug/pprof/profile?seconds=N, "
 		    "the processes at /\n", url);
 }
@@ -783,12 +988,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct httpd *h = cls;
 	struct req *r = *con_cls;
 	struct conn *cn = conn_of(c);
-	if (cn)         /* keep-alive: the next request */
+	if (cn) {       /* keep-alive: the next request */
+		cn->send_due = 0;
 		awaiting(h, cn, now_ns(), bytes_in(cn->fd));
+	}
 	if (!r)
 		return;
 	if (r->state == R_WAITING)
 		unpark(h, r);
+	else if (r->state == R_READY)
+		unlink_req(&h->sending, r);     /* sent, or dropped: its slot is free */
 	sink_free(r->sink);
 	free(r->comm);
 	free(r->body);
@@ -842,9 +1051,10 @@ static void diag_start(struct httpd *h)
 {
 	h->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (h->nl < 0 && !h->diag_said++)
-		probe_warn("http: no sock_diag netlink socket (%s): the bounds of one client "
-			   "take all local users as one (their address); load the inet_diag "
-			   "module to tell them apart", strerror(errno));
+		probe_warn("http: no sock_diag netlink socket (%s): local clients are shown "
+			   "no process (403 for a profile), and the bounds of one client take "
+			   "them all as one (their address); load the inet_diag module to tell "
+			   "them apart", strerror(errno));
 }
 
 struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcache **syms)
@@ -853,6 +1063,7 @@ struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcach
 	h->procs = procs;
 	h->syms = syms;
 	h->pfd = h->nl = -1;
+	h->self = (uint32_t)geteuid();
 	h->next_sweep = UINT64_MAX;
 	h->lfd = bind_spec(spec, h->where, sizeof(h->where));
 	if (h->lfd < 0) {
@@ -941,8 +1152,11 @@ int httpd_timeout(struct httpd *h)
 	return (int)ms;
 }
 
+/* r takes p's frames: one it asked for, of a user its client may see. */
 static int wants(const struct req *r, const struct aproc *p)
 {
+	if (r->sees == SEE_NONE || (r->sees == SEE_UID && p->uid != r->uid))
+		return 0;
 	if (r->pid && r->pid != p->pid)
 		return 0;
 	if (r->comm && strcmp(r->comm, p->comm) != 0 && strcmp(r->comm, p->name) != 0)
@@ -970,6 +1184,9 @@ void httpd_tick(struct httpd *h, int final)
 		sink_free(r->sink);
 		r->sink = NULL;
 		r->state = R_READY;
+		link_req(&h->sending, r);
+		if (r->cn)      /* from now: writing the others took time */
+			sending(h, r->cn, now_ns() + HTTPD_SEND_S * NS);
 		MHD_resume_connection(r->conn);
 	}
 }
@@ -983,10 +1200,7 @@ unsigned httpd_connections(const struct httpd *h)
 
 unsigned httpd_pending(const struct httpd *h)
 {
-	unsigned n = 0;
-	for (const struct req *r = h->waiting; r; r = r->next)
-		n++;
-	return n;
+	return count(h->waiting);
 }
 
 uint64_t httpd_served(const struct httpd *h)

@@ -8,23 +8,44 @@
  *     port 0 for any free one; it says where it listens (httpd_where).
  *     NULL after one "probe:" message.
  *   - GET /debug/pprof/profile?seconds=N (1..3600, default 30) answers,
- *     N seconds later, the gzipped pprof of what the processes sampled in
- *     those seconds (application/octet-stream); ?pid=P or ?comm=NAME takes
- *     one process, or the processes of that name (comm or executable).
- *     GET / and /debug/pprof/ list the processes seen (HTML), and what the
- *     bounds below refused.  Errors are text/plain: 400 for a bad
- *     argument, 404 for an unknown path or pid, 405 for a method other
- *     than GET or HEAD, 503 when a bound on pulls is reached.
- *   - Clients who do not trust each other share the server; a client is
- *     the uid owning the other end when that end is a socket of this host
- *     (loopback, or one of the host's own addresses, in the agent's
- *     network namespace: the kernel's sock_diag tells; where it cannot,
- *     said once, local users share their address's bounds), else its
- *     address (an IPv6 one by its /64).  Bounds:
- *       . HTTPD_CAPTURES profiles taken at once, HTTPD_CAPTURES_EACH of
- *         them for one client (503 beyond either);
+ *     N seconds later, the gzipped pprof of what the processes the client
+ *     may see (below) sampled in those seconds (application/octet-stream);
+ *     ?pid=P or ?comm=NAME takes one process, or the processes of that
+ *     name (comm or executable), among them.  GET / and /debug/pprof/
+ *     list those processes (HTML), and what the bounds below refused.
+ *     Errors are text/plain: 400 for a bad argument, 403 for a client
+ *     shown no process, 404 for an unknown path or pid, 405 for a method
+ *     other than GET or HEAD, 503 when a bound on pulls is reached.
+ *   - A client is the uid owning the other end when that end is a socket
+ *     of this host (loopback, or one of the host's own addresses, in the
+ *     agent's network namespace: the kernel's sock_diag tells), else its
+ *     address (an IPv6 one by its /64).  What it may see, "through probe,
+ *     a user learns nothing they could not read themselves":
+ *       . root, and the agent's own uid: every process;
+ *       . any other uid: the processes whose connection was of that uid
+ *         (aproc.uid) alone: the index lists no other, a pull of all or of
+ *         ?comm= takes no other's samples, and ?pid= of another's process
+ *         is answered 404 as an unknown pid is (it is not told it exists);
+ *         the index shows its own figures of the bounds, not the other
+ *         users', nor the processes ended lately (kept with no uid);
+ *       . a client of this host whose uid the kernel did not say (no
+ *         inet_diag module; a socket closed already that the kernel
+ *         reports as uid 0 with no inode): no process, 403 for a pull (the
+ *         most restricted: it may be anyone), said once on stderr; to the
+ *         bounds it is its address, with every other such client;
+ *       . a remote client (an address not of this host, which includes a
+ *         container in a network namespace of its own): every process, as
+ *         the operator chose by binding a non-loopback address; the agent
+ *         cannot tell its users apart.
+ *   - Clients who do not trust each other share the server.  Bounds:
+ *       . HTTPD_CAPTURES pulls at once, HTTPD_CAPTURES_EACH for one
+ *         client, a pull counting from its request until its answer is
+ *         sent whole (the pprof is held in memory until then) (503 beyond
+ *         either);
  *       . a pull whose client closed its connection (or shut its sending
  *         half) is dropped as soon as the close arrives, its slot freed;
+ *       . an answer not read whole within HTTPD_SEND_S s of its profile
+ *         being written is dropped: the connection reset, the pprof freed;
  *       . HTTPD_CONNECTIONS connections open, HTTPD_CONNECTIONS_EACH for
  *         one client: past either, the oldest connection (of that client,
  *         or of anyone when all are taken) still short of a whole request
@@ -55,6 +76,7 @@
 #define HTTPD_CONNECTIONS_EACH 32
 #define HTTPD_REQUEST_S 10
 #define HTTPD_IDLE_S 30
+#define HTTPD_SEND_S 30
 #define HTTPD_MAX_SECONDS 3600
 
 struct httpd;
