@@ -8,6 +8,9 @@
 #       root process gets the 404 of an unknown pid, its pulls of all and
 #       of ?comm= hold nobody's process alone (go tool pprof -traces, pid
 #       labels), its index page lists no root process; root sees both;
+#       where the kernel does not say who a local client is (sock_diag
+#       failing, as without inet_diag), no local client, root included, is
+#       shown any process: 403 for a pull, an empty index page;
 #   (9) connections of nobody closed before the agent accepts them (their
 #       sockets orphaned: no inode) are not counted as root's;
 #   (b) one uid's pulls past its 4 get 503, while another uid still gets
@@ -81,6 +84,8 @@ labels() {
 	go tool pprof -traces "$1" 2>>"$T/pprof.err" | awk '$1 == "pid:" { print $2 }' |
 		sort -un | tr '\n' ' '
 }
+# txt FILE: its start, printable characters only (an answer in a test's name)
+txt() { head -c 300 "$1" | tr -cd '[:print:]'; }
 # rows FILE: the pids the index page FILE lists as live processes
 rows() { sed -n 's|.*<tr><td>\([0-9]*\)</td><td>.*30 s</a>.*|\1|p' "$1" | sort -n | tr '\n' ' '; }
 
@@ -96,7 +101,7 @@ if grep -q 'did not say which user owns' "$T/agent.log"; then
 	kill -TERM "$APID"; wait "$APID"
 	skip_all "the kernel does not say who owns a loopback socket (no inet_diag)"
 fi
-plan 39
+plan 44
 
 # --- (8) answers read slowly: started now, looked at on the way and at the end --------
 # slowread PORT N PATH CHUNK PERIOD LIFE: N connections with a small receive
@@ -204,7 +209,7 @@ c=$(inb setpriv --reuid=4007 --regid=4007 --clear-groups -- curl -s -o "$T/b5.bo
 	-w '%{http_code}' "$BURL/debug/pprof/profile?seconds=1")
 is "$c" 503 "(8) 4 answers that uid 4007 reads slowly: its 5th pull gets 503"
 grep -q '^you (uid 4007) have 4 profiles being taken or not yet read whole' "$T/b5.body"
-ok $? "saying so: $(cat "$T/b5.body")"
+ok $? "saying so: $(txt "$T/b5.body")"
 c=$(inb setpriv --reuid=4008 --regid=4008 --clear-groups -- curl -s -o /dev/null \
 	-w '%{http_code}' "$BURL/debug/pprof/profile?seconds=1")
 is "$c" 200 "another uid's pull meanwhile: 200"
@@ -234,7 +239,7 @@ is "$c" 404 "(3) nobody's ?pid= of root's process: 404"
 c=$(as 65534 curl -s -o "$T/u404" -w '%{http_code}' \
 	"$URL/debug/pprof/profile?seconds=1&pid=999999999")
 is "$(sed "s/$RLEAF/P/" "$T/r404")" "$(sed 's/999999999/P/' "$T/u404")" \
-	"the very answer an unknown pid gets: $(cat "$T/r404")"
+	"the very answer an unknown pid gets: $(txt "$T/r404")"
 c=$(as 65534 curl -s -o /dev/null -w '%{http_code}' \
 	"$URL/debug/pprof/profile?seconds=1&pid=$NLEAF")
 is "$c" 200 "nobody's ?pid= of its own process: 200"
@@ -263,6 +268,49 @@ fi
 kill "$RLEAF" "$NLEAF"
 wait "$RLEAF" "$NLEAF" 2>/dev/null
 
+# --- (3) where the kernel does not say who a local client is ------------------------
+# A third agent whose socket(AF_NETLINK, ..., NETLINK_SOCK_DIAG) fails, as
+# without inet_diag: it cannot tell root from nobody, and shows neither
+# anything.  (An agent of its own socket: root's gt_leaf streams to it.)
+cat >"$T/nodiag.c" <<'EOF'
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+int socket(int domain, int type, int protocol)
+{
+	int (*real)(int, int, int) = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
+	if (domain == AF_NETLINK && protocol == NETLINK_SOCK_DIAG) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	return real(domain, type, protocol);
+}
+EOF
+cc -std=gnu11 -D_GNU_SOURCE -shared -fPIC -o "$T/nodiag.so" "$T/nodiag.c" -ldl
+LD_PRELOAD="$T/nodiag.so" "$PROBE" agent --socket "$T/c.sock" --http 127.0.0.1:0 \
+	</dev/null >/dev/null 2>"$T/c.log" &
+CPID=$!
+for i in $(seq 100); do grep -qs 'profiles at' "$T/c.log" && break; sleep 0.05; done
+CURL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/c.log")
+PROBE_SOCKET="$T/c.sock" LD_PRELOAD="$LIBPROBE" "$GT/gt_leaf" 100000 >/dev/null 2>&1 &
+CLEAF=$!
+sleep 0.5
+grep -q '^probe: warning: http: no sock_diag netlink socket (.*): local clients are shown no process (403 for a profile)' "$T/c.log"
+ok $? "(3) no sock_diag: the agent says local clients are shown no process"
+curl -s -o "$T/c.html" "$CURL/"
+[ -z "$(rows "$T/c.html")" ] && grep -q 'did not say which user you are' "$T/c.html"
+ok $? "root's index page lists no process, and says why"
+c=$(curl -s -o "$T/c403" -w '%{http_code}' "$CURL/debug/pprof/profile?seconds=1&pid=$CLEAF")
+is "$c" 403 "root's ?pid= of its own process: 403 ($(txt "$T/c403"))"
+c=$(as 65534 curl -s -o /dev/null -w '%{http_code}' "$CURL/debug/pprof/profile?seconds=1")
+is "$c" 403 "nobody's pull of all: 403"
+kill "$CLEAF"
+wait "$CLEAF" 2>/dev/null
+kill -TERM "$CPID"; wait "$CPID"
+grep -q 'agent stopped: 1 processes' "$T/c.log"
+ok $? "while root's gt_leaf did stream to that agent"
+
 # --- (b) one uid's share -------------------------------------------------------
 pids=
 for i in 1 2 3 4; do
@@ -273,7 +321,7 @@ taken 4
 pull 0 1 "$T/b.5"
 is "$(cat "$T/b.5")" 503 "(b) root's 5th pull at once: 503"
 grep -q 'uid 0) have 4 profiles being taken or not yet read whole' "$T/b.5.body"
-ok $? "saying it is this client's share: $(cat "$T/b.5.body")"
+ok $? "saying it is this client's share: $(txt "$T/b.5.body")"
 pull 65534 1 "$T/b.nobody"
 is "$(cat "$T/b.nobody")" 200 "(b) nobody's pull meanwhile: 200"
 kill -KILL $pids 2>/dev/null
@@ -291,7 +339,7 @@ taken 16
 pull 4003 1 "$T/a.17"
 is "$(cat "$T/a.17")" 503 "(a) 16 pulls of an hour from 4 uids: a 17th gets 503"
 grep -q '16 profiles are being taken or sent already' "$T/a.17.body"
-ok $? "every slot taken: $(cat "$T/a.17.body")"
+ok $? "every slot taken: $(txt "$T/a.17.body")"
 kill -KILL $pids 2>/dev/null
 wait $pids 2>/dev/null
 t0=$(date +%s.%N)
