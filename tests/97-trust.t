@@ -162,10 +162,14 @@ pull 1 "$T/p3.txt"
 wait $L
 grep -q 'leaf_five' "$T/p3.txt"; ok $? "nobody's gt_leaf is named from its own files (MAPs verified)"
 
-# --- a container: its own pid and mount namespaces, its own /tmp ---------------
-unshare -pfm --mount-proc sh -c 'mount -t tmpfs none /tmp && cp "$1" /tmp/gt_leaf_in_ns &&
-	exec env LD_PRELOAD="$2" setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
-	/tmp/gt_leaf_in_ns 1500' sh "$GT/gt_leaf" "$LIBPROBE" >/dev/null 2>&1 &
+# --- a container: its own pid and mount namespaces, a file of its own ---------
+# Its program lies on a tmpfs mounted in its namespace alone: at that path
+# the agent's namespace has nothing.
+mkdir "$T/ctr" && chmod 0755 "$T/ctr"
+unshare -pfm --mount-proc sh -c 'mount -t tmpfs -o mode=0755 none "$1" &&
+	cp "$2" "$1/gt_leaf_in_ns" && exec env LD_PRELOAD="$3" \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$1/gt_leaf_in_ns" 1500' \
+	sh "$T/ctr" "$GT/gt_leaf" "$LIBPROBE" >/dev/null 2>&1 &
 L=$!
 sleep 0.5
 pull 1 "$T/p5.txt"
