@@ -124,8 +124,10 @@ same() {
 		ok 0 "$1 ($u): gdb's output and exit status ($5) as without probe, no stop"
 	else
 		ok 1 "$1 ($u): gdb's output and exit status as without probe, no stop"
-		diag "  gdb's exit status: bare $4, with probe $5"
-		diff "$2" "$3" | head -12 | sed 's/^/#   /'
+		# On stderr too, which prove shows without -v: a failure that
+		# comes only in a whole run under load must say why in its log.
+		{ echo "# $1 ($u): gdb's exit status: bare $4, with probe $5"
+		  diff "$2" "$3" | head -12 | sed 's/^/#   /'; } | tee /dev/stderr
 	fi
 }
 
