@@ -102,15 +102,19 @@ plan $n
 # gdb_run OUT CMD...: CMD (gdb, or probe record -- gdb) as user $u, its
 # whole output (stdout and stderr) into OUT, normalized: pids, LWPs and
 # addresses as N; gdb's thread lines left out (their order is the
-# scheduler's).  SHELL: gdb starts the program through it, and nobody's
-# is nologin.
+# scheduler's), pieces of them too.  SHELL: gdb starts the program
+# through it, and nobody's is nologin.
 gdb_run() {
 	_out=$1
 	shift
 	run_as "$u" env SHELL=/bin/sh "$@" >"$_out.raw" 2>&1
 	_rc=$?
+	# gdb writes "[Thread ... (LWP N)" and " exited]" apart, and the
+	# program's own line can land between them (seen under load).
 	sed -E 's/(process|LWP) [0-9]+/\1 N/g; s/0x[0-9a-f]+/0xN/g' "$_out.raw" |
-		grep -Ev '^\[(New Thread|Thread) .*\]$' >"$_out"
+		grep -Ev '^\[(New Thread|Thread) .*\]$' |
+		sed -E 's/\[(New Thread|Thread) 0xN \(LWP N\)( exited)?\]?//' |
+		grep -Ev '^ exited\]$|^$' >"$_out"
 	return $_rc
 }
 # No debuginfod server asked about the programs' libraries.
