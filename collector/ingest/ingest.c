@@ -476,17 +476,24 @@ int ingest_timeout(struct ingest *in)
 	return now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
 }
 
+int ingest_say_due(uint64_t *said_at)
+{
+	uint64_t now = now_ns();
+	if (*said_at && now - *said_at < INGEST_SAY_NS)
+		return 0;
+	*said_at = now;
+	return 1;
+}
+
 /* Say once a minute at most how often we ran out of descriptors. */
 static void say_lost(struct ingest *in)
 {
-	uint64_t now = now_ns();
-	if (in->nofile > in->nofile_said && now - in->nofile_said_at >= INGEST_SAY_NS) {
+	if (in->nofile > in->nofile_said && ingest_say_due(&in->nofile_said_at)) {
 		ingest_note(in, INGEST_NOFILE, "too many open files: new processes wait to be %s "
 			    "until others end (%" PRIu64 " time%s so far; raise the limit: ulimit -n, "
 			    "or LimitNOFILE= for the service)", in->what, in->nofile,
 			    in->nofile == 1 ? "" : "s");
 		in->nofile_said = in->nofile;
-		in->nofile_said_at = now;
 	}
 }
 
@@ -544,16 +551,15 @@ static const char *over_share(struct ingest *in, pid_t pid, uid_t uid)
 
 static void refuse_over_share(struct ingest *in, int fd, pid_t pid, uid_t uid, const char *what)
 {
-	uint64_t now = now_ns();
 	close(fd);
 	in->limited++;
-	if (now - in->limited_said_at < INGEST_SAY_NS)
+	if (!ingest_say_due(&in->limited_said_at))
 		return;
-	in->limited_said_at = now;
-	ingest_note(in, INGEST_LIMIT, "refused process %ld of uid %ld: over the %s %s may "
-		    "hold (%u per process, %u per user, %u in all; %" PRIu64 " refused so far)",
-		    (long)pid, (long)uid, what, in->what[0] == 'r' ? "the recording" : "the agent",
-		    INGEST_PID_CONNS, INGEST_UID_CONNS, INGEST_OTHERS_CONNS, in->limited);
+	/* (Shares hold with any_uid alone: root's agent.) */
+	ingest_note(in, INGEST_LIMIT, "refused process %ld of uid %ld: over the %s the agent "
+		    "may hold (%u per process, %u per user, %u in all; %" PRIu64 " refused so far)",
+		    (long)pid, (long)uid, what, INGEST_PID_CONNS, INGEST_UID_CONNS,
+		    INGEST_OTHERS_CONNS, in->limited);
 }
 
 static struct ingest_conn *conn_new(struct ingest *in, int fd, pid_t pid, uid_t uid)

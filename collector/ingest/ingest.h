@@ -188,6 +188,8 @@ int ingest_timeout(struct ingest *in);
 /* A message, formatted, to note(). */
 void ingest_note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* 1 (and now noted in *said_at) when a message is due: once a minute at most. */
+int ingest_say_due(uint64_t *said_at);
 /* The tid we know a thread of c by (its main thread's is its pid). */
 uint32_t ingest_our_tid(const struct ingest_conn *c, uint32_t tid);
 /* Hand one frame built here (arena_read.c) on as if it had been read. */

@@ -72,17 +72,15 @@ static int check_map(struct ingest *in, struct ingest_conn *c, struct probe_msg 
 
 	if (!peer_map_check(&c->peer, &in->budgets, same_ns, m->u.map.start, path, bid,
 			    bid_len, &why)) {
-		char *p = printable_dup(path);
-		uint64_t now = now_ns();
 		in->unverified++;
-		if (now - in->unverified_said_at >= INGEST_SAY_NS) {
-			in->unverified_said_at = now;
+		if (ingest_say_due(&in->unverified_said_at)) {
+			char *p = printable_dup(path);
 			ingest_note(in, INGEST_UNVERIFIED, "process %ld (uid %ld) sent a MAP of %s: "
 				    "%s; its addresses there are not named (%" PRIu64 " such "
 				    "MAPs so far; said once a minute at most)", (long)c->pid,
 				    (long)c->uid, p, why, in->unverified);
+			free(p);
 		}
-		free(p);
 		return rebuild_map(in, m, "[unverified]", NULL, 0, f, len) < 0 ? -1 : 0;
 	}
 	if (!*bid_len) {
