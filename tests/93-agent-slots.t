@@ -27,16 +27,10 @@
 #       namespace whose TCP send buffers are at most 64 KiB, runs this
 #       meanwhile: with the default 4 MiB, the kernel takes any body that a
 #       test can make quickly, and libmicrohttpd holds nothing.
-# Root's agents listen in a mount namespace of this test's own, with its
-# own /run/probe: the host's agent, or another test's, is not disturbed.
-if [ -z "${PROBE_T93_NS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
-	mkdir -p /run/probe
-	exec env PROBE_T93_NS=1 unshare -m --propagation private sh -c \
-		'mount -t tmpfs -o mode=0755 probe /run/probe && exec sh "$0"' "$0"
-fi
+. "$(dirname "$0")/own_run_probe.sh"
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "not root: the test runs clients as several users"
-[ -n "${PROBE_T93_NS:-}" ] || skip_all "cannot make a mount namespace (unshare -m)"
+[ -n "${PROBE_OWN_RUN:-}" ] || skip_all "cannot make a mount namespace (unshare -m)"
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 command -v perl >/dev/null 2>&1 || skip_all "no perl (the slow clients are perl)"
 command -v setpriv >/dev/null 2>&1 || skip_all "no setpriv (util-linux)"

@@ -19,20 +19,12 @@
 #   - MAPs that miss, in a process whose maps are long, cost the agent
 #     little (a budget per user for re-reading /proc/PID/maps)
 #   - one process cannot hold more than its share of connections
-# Root's agents here listen in a mount namespace of this test's own, with
-# its own /run/probe: the host's agent, or another test's, is not disturbed.
-if [ -z "${PROBE_T97_NS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
-	mkdir -p /run/probe
-	exec env PROBE_T97_NS=1 unshare -m --propagation private sh -c \
-		'mount -t tmpfs -o mode=0755 probe /run/probe && exec sh "$0"' "$0"
-fi
+. "$(dirname "$0")/own_run_probe.sh"
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "not root: root's agent for the host is the subject"
-[ -n "${PROBE_T97_NS:-}" ] || skip_all "cannot make a mount namespace (unshare -m)"
+[ -n "${PROBE_OWN_RUN:-}" ] || skip_all "cannot make a mount namespace (unshare -m)"
 command -v go >/dev/null 2>&1 || skip_all "no go command (Debian golang-go): go tool pprof reads the pulls"
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
-[ -S /run/probe/agent.sock ] && "$GT/gt_liar" /run/probe/agent.sock -t 0 >/dev/null 2>&1 &&
-	skip_all "an agent already serves this host at /run/probe/agent.sock"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
 plan 37
