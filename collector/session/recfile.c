@@ -275,15 +275,23 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 }
 
 /* The 16-byte header: 0 and *version, or -1 after a message. */
+/* read(2), again when a signal interrupted it. */
+static ssize_t read_again(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
 static int read_header(const char *file, int fd, uint32_t *version)
 {
 	char err[PROBE_ERR_MAX];
 	uint8_t hdr[PROBE_FILE_HDR];
 	size_t have = 0;
 	while (have < sizeof(hdr)) {
-		ssize_t n = read(fd, hdr + have, sizeof(hdr) - have);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = read_again(fd, hdr + have, sizeof(hdr) - have);
 		if (n < 0) {
 			probe_err("%s: cannot read: %s", file, strerror(errno));
 			return -1;
@@ -313,9 +321,7 @@ static int read_body(const char *file, int fd, struct reader *rd, struct damage 
 	while (!d->forged) {
 		size_t avail;
 		uint8_t *space = probe_stream_space(&rd->s, &avail);
-		ssize_t n = avail ? read(fd, space, avail) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = avail ? read_again(fd, space, avail) : 0;
 		if (n < 0) {
 			probe_err("%s: cannot read: %s", file, strerror(errno));
 			return -1;
