@@ -274,7 +274,6 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 	return taken;
 }
 
-/* The 16-byte header: 0 and *version, or -1 after a message. */
 /* read(2), again when a signal interrupted it. */
 static ssize_t read_again(int fd, void *buf, size_t n)
 {
@@ -285,6 +284,7 @@ static ssize_t read_again(int fd, void *buf, size_t n)
 	return r;
 }
 
+/* The 16-byte header: 0 and *version, or -1 after a message. */
 static int read_header(const char *file, int fd, uint32_t *version)
 {
 	char err[PROBE_ERR_MAX];
