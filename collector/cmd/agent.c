@@ -519,14 +519,17 @@ static void shut_down(struct agent *a)
 /* What the processes were not believed, or not given (ingest.h), if any. */
 static void guarded_summary(const struct ingest *in)
 {
-	if (in->bad_pid || in->unverified || in->kernel_hidden || in->limited || in->nofile)
+	if (in->bad_pid || in->unverified || in->kernel_hidden || in->limited || in->nofile ||
+	    in->scrub_dropped || in->budgets.denied_bytes)
 		probe_info("agent: refused %" PRIu64 " HELLOs naming another pid and %" PRIu64
 			   " connections over a share; %" PRIu64 " MAPs not confirmed by the "
 			   "kernel (%" PRIu64 " for want of time to check); %" PRIu64 " sample "
 			   "batches with kernel frames unnamed; out of descriptors %" PRIu64
-			   " times; %" PRIu64 " frames that could not be rewritten dropped",
+			   " times; %" PRIu64 " frames that could not be rewritten dropped; "
+			   "perf map reads cut to a user's bytes a second %" PRIu64 " times",
 			   in->bad_pid, in->limited, in->unverified, in->budgets.denied,
-			   in->kernel_hidden, in->nofile, in->scrub_dropped);
+			   in->kernel_hidden, in->nofile, in->scrub_dropped,
+			   in->budgets.denied_bytes);
 }
 
 static void summary(struct agent *a)
