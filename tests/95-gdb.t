@@ -119,7 +119,14 @@ gdb_run() {
 }
 # No debuginfod server asked about the programs' libraries.
 unset DEBUGINFOD_URLS
-GDB="gdb -nx -batch"
+# gdb's "[New Thread ...]" and "[Thread ... exited]" lines come when the
+# scheduler says, and gdb writes them in pieces: the program's own line
+# once landed inside one ("[threads done" / "Thread ... exited]", seen
+# under load).  gdb is told not to print them; gdb_run's filter stays
+# for a gdb that prints them anyway.
+printf 'set print thread-events off\n' >"$T/quiet.gdb"
+chmod 0644 "$T/quiet.gdb"
+GDB="gdb -nx -batch -x $T/quiet.gdb"
 
 # same NAME BARE PROBED RC_BARE RC_PROBED: one TAP line, the outputs and
 # gdb's exit status equal, no signal stop.
