@@ -19,10 +19,11 @@
  *      abstract namespace (the collector this library started, below).
  *   2. No PROBE_SOCKET and no PROBE_OUTPUT: a `probe top` may be watching
  *      this user's DIR/top.sock, or a `probe agent` DIR/agent.sock (DIR as
- *      collector/ingest/usock.c's usock_dir() has it): connect there,
- *      silently, when DIR is a real directory (not a symbolic link) of our
- *      euid with mode 0700 and holds the socket.  Else root's agent for
- *      the whole host, PROBE_HOST_SOCKET, in a directory of root's that
+ *      collector/ingest/usock.c's usock_dir() has it): connect there when
+ *      DIR is a real directory (not a symbolic link) of our euid with mode
+ *      0700 and holds the socket (a top is named once on stderr, since
+ *      ./probe.data is not written; an agent is silent).  Else root's agent
+ *      for the whole host, PROBE_HOST_SOCKET, in a directory of root's that
  *      only root may write to; its peer must be root.  Such a watcher may
  *      come and go: the program says nothing of what it could not deliver
  *      (probe_conn_watcher()).
@@ -241,6 +242,28 @@ static int host_socket_path(char *path, size_t cap)
 }
 
 /*
+ * A program run with LD_PRELOAD alone expects ./probe.data (the README says
+ * so): when a `probe top` takes its samples instead, say so, once for the
+ * program: its exec'd children find PROBE_TOP_SAID and stay quiet, fork
+ * children reconnect without coming here.  An agent is not announced: it
+ * is set up to watch every program, which must not notice it.
+ */
+static void say_top(int fd, const char *path)
+{
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+
+	if (getenv("PROBE_TOP_SAID"))
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		cr.pid = 0;
+	probe_msg("sending samples to `probe top` (pid %d) at %s; ./probe.data is "
+		  "not written (PROBE_OUTPUT=FILE records to a file instead)",
+		  (int)cr.pid, path);
+	setenv("PROBE_TOP_SAID", "1", 1);
+}
+
+/*
  * Someone watching without PROBE_SOCKET: this user's probe top, else this
  * user's probe agent, else the host's.  Silent when none is there.
  */
@@ -255,6 +278,8 @@ static int connect_watcher(void)
 			continue;
 		fd = connect_socket(path, &err);
 		if (fd >= 0) {
+			if (i == 0)
+				say_top(fd, path);
 			adopt(fd, path);
 			watcher = 1;
 			return 0;
