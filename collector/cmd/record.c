@@ -58,6 +58,8 @@
 #define DRAIN_NS 2000000000ull
 /* How often buffered frames go to the file while the command runs. */
 #define FLUSH_NS 1000000000ull
+/* After SIGINT, SIGTERM or SIGHUP: we stop by then, whatever the command does. */
+#define STOP_NS 1000000000ull
 
 struct record_opts {
 	const char *output;
@@ -84,6 +86,7 @@ struct proc_ent {               /* one process, for the summary */
 	uint64_t samples, weight, lost;
 	unsigned threads;
 	int exited;             /* an EXIT frame came */
+	int running;            /* still connected when a signal stopped us */
 	int reaped;             /* we waited for it (ours, or an orphan) */
 	unsigned unprof;        /* it exec'd something not profiled: why */
 	uint32_t unprof_parent; /* the process that said so */
@@ -103,6 +106,9 @@ struct recorder {
 	int child_done, status, interrupted;
 	int all_gone;           /* the command and every descendant have ended */
 	int said_waiting;
+	int stop_sig;           /* the first SIGINT, SIGTERM or SIGHUP we got */
+	int stop_now;           /* a second one: stop at once */
+	uint64_t stop_by;       /* else stop then (STOP_NS after the first) */
 	uint64_t t_start, t_exit, t_gone;
 	/* summary */
 	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX];
@@ -442,7 +448,7 @@ static void child_reap(struct recorder *r)
 		r->child_done = 1;
 		r->t_exit = now_ns();
 	}
-	if (r->child_done && !r->said_waiting && !r->o->quiet) {
+	if (r->child_done && !r->said_waiting && !r->o->quiet && !r->stop_sig) {
 		r->said_waiting = 1;
 		probe_err("the command exited; still recording the processes it left "
 			  "running (Ctrl-C stops)");
@@ -462,6 +468,33 @@ static void read_all(struct recorder *r)
 		if (!c->dead && !c->orphan)
 			ingest_read(&r->in, c);
 	ingest_free_dead(&r->in);
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+}
+
+/*
+ * The user wants the recording now, as perf record gives it: the command
+ * has STOP_NS to end on the signal passed on to it (its last samples are
+ * then saved too), a second signal cuts that short.  A command that
+ * ignores the signal must not keep probe (and the recording) hostage.
+ */
+static void stop_asked(struct recorder *r, int sig)
+{
+	if (r->stop_sig) {
+		r->stop_now = 1;
+		return;
+	}
+	r->stop_sig = sig;
+	r->stop_by = now_ns() + STOP_NS;
+}
+
+/* Asked to stop, and the command had its time to end. */
+static int stop_due(const struct recorder *r, uint64_t now)
+{
+	return r->stop_sig && (r->stop_now || now >= r->stop_by);
 }
 
 static void on_signal(struct recorder *r)
@@ -484,6 +517,8 @@ static void on_signal(struct recorder *r)
 		 */
 		if (si.ssi_code != SI_KERNEL)
 			kill(r->child, (int)si.ssi_signo);
+		if (is_stop_signal((int)si.ssi_signo))
+			stop_asked(r, (int)si.ssi_signo);
 	}
 }
 
@@ -554,7 +589,7 @@ static void run_loop(struct recorder *r)
 			recfile_flush(&r->out);
 			last_flush = now;
 		}
-		if (r->child_done && r->interrupted)
+		if ((r->child_done && r->interrupted) || stop_due(r, now))
 			break;
 		if (r->all_gone) {
 			/* Connections still queued in the backlog count too. */
@@ -581,8 +616,10 @@ static void run_loop(struct recorder *r)
 			if (timeout < 0 || left < timeout)
 				timeout = left;
 		}
-		if (r->all_gone) {
+		if (r->all_gone || r->stop_sig) {
 			uint64_t t = now_ns(), end = r->t_gone + DRAIN_NS;
+			if (r->stop_sig && (!r->all_gone || r->stop_by < end))
+				end = r->stop_by;
 			int left = t >= end ? 0 : (int)((end - t) / 1000000 + 1);
 			if (timeout < 0 || left < timeout)
 				timeout = left;
@@ -612,7 +649,9 @@ static void ended(const struct proc_ent *p, char *buf, size_t n)
 {
 	const char *how = p->reaped ? " (it sent no exit record: that status is "
 				      "from wait)" : "";
-	if (!p->exited && !p->reaped && p->unprof)
+	if (!p->exited && !p->reaped && p->running)
+		snprintf(buf, n, "still running when probe stopped");
+	else if (!p->exited && !p->reaped && p->unprof)
 		snprintf(buf, n, "then exec'd what is below, whose exit probe does "
 			 "not see");
 	else if (!p->exited && !p->reaped)
@@ -715,6 +754,55 @@ static void summary(struct recorder *r, int write_failed)
 	proc_summary(r);
 	if (!write_failed && r->samples && r->out.regular)
 		recfile_hint(r->o->output);
+}
+
+/* ---- stopped by a signal -------------------------------------------- */
+
+/*
+ * Asked to stop: read what the connections hold, reap what has ended, and
+ * mark the processes still connected as running.  How many of them are
+ * not the command itself.
+ */
+static unsigned stop_collect(struct recorder *r)
+{
+	unsigned others = 0;
+	read_all(r);
+	child_reap(r);
+	for (struct ingest_conn *c = r->in.conns; c; c = c->next) {
+		struct proc_ent *p;
+		uint32_t pid = (uint32_t)c->pid;
+		if (c->dead)
+			continue;
+		HASH_FIND(hh, r->procs, &pid, sizeof(pid), p);
+		if (!p || p->exited || p->reaped || p->running)
+			continue;
+		p->running = 1;
+		others += c->pid != r->child;
+	}
+	return others;
+}
+
+/*
+ * What became of the command (and of what it started), last, so that it
+ * is seen: a command that outlived the signal is said even under -q, since
+ * it runs on unrecorded.  probe leaves it running: it was asked to stop
+ * recording, and a program that ignores SIGINT may mean to outlive it.
+ */
+static void stop_said(const struct recorder *r, unsigned others)
+{
+	const char *sig = sigabbrev_np(r->stop_sig);
+	if (!r->child_done)
+		probe_err("the command did not end on SIG%s and is still running as pid %d; "
+			  "probe stopped recording and leaves it running (kill -KILL %d "
+			  "ends it)", sig, (int)r->child, (int)r->child);
+	else if (!r->o->quiet && r->status > 128 && r->status < 128 + 65)
+		probe_err("stopped on SIG%s: the command was killed by SIG%s", sig,
+			  sigabbrev_np(r->status - 128));
+	else if (!r->o->quiet)
+		probe_err("stopped on SIG%s: the command exited with status %d", sig, r->status);
+	if (others && (!r->child_done || !r->o->quiet))
+		probe_err("%u process%s the command started %s still running, not recorded "
+			  "from here", others, others == 1 ? "" : "es", others == 1 ? "is" : "are");
 }
 
 /* ---- the recording's header ----------------------------------------- */
@@ -1052,7 +1140,8 @@ int cmd_record(int argc, char **argv)
 				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
 	run_loop(&r);
 	unseen_free(&r.unseen);
-	if (!r.child_done) {
+	unsigned others = r.stop_sig ? stop_collect(&r) : 0;
+	if (!r.child_done && !r.stop_sig) {
 		/* epoll failed: still wait for the command, as a shell would. */
 		int st;
 		while (waitpid(r.child, &st, 0) < 0 && errno == EINTR)
@@ -1065,7 +1154,10 @@ int cmd_record(int argc, char **argv)
 	int werr = recfile_close(&r.out) < 0;
 	if (!o.quiet)
 		summary(&r, werr);
-	rc = r.status;
+	if (r.stop_sig)
+		stop_said(&r, others);
+	/* Still running: the status a shell gives a command that signal ended. */
+	rc = r.child_done ? r.status : 128 + r.stop_sig;
 	if (werr && rc == 0)
 		rc = 1;
 

@@ -1,0 +1,88 @@
+#!/bin/sh
+# probe record stops when asked, as perf record does (issue 23, point 1):
+# SIGINT, SIGTERM or SIGHUP is passed on to the command, and within a second
+# the recording is written and probe exits, whatever the command does; a
+# command that ignored the signal is left running and named (pid), and the
+# exit status is the signal's (128 + N).  A second signal stops at once.
+. "$(dirname "$0")/lib.sh"
+plan 20
+
+# start_rec OUT ERR CMD...: probe record in the background; sets $rec (its
+# pid) and $cmd (the command's, once it runs), $dog (a watchdog that ends
+# probe after 6 s, so that a probe that does not stop fails, not hangs).
+start_rec() {
+	out=$1 err=$2
+	shift 2
+	"$PROBE" record -o "$out" -- "$@" >/dev/null 2>"$err" &
+	rec=$!
+	(sleep 6; kill -KILL $rec) >/dev/null 2>&1 &
+	dog=$!
+	cmd=
+	i=0
+	while [ $i -lt 100 ] && [ -z "$cmd" ]; do
+		cmd=$(pgrep -P $rec | head -1)
+		[ -n "$cmd" ] || sleep 0.05
+		i=$((i + 1))
+	done
+	sleep 0.4       # some samples first
+}
+
+# stop_rec SIG...: send each signal (0.1 s apart), wait for probe; sets
+# $rc and $ms (milliseconds from the first signal to probe's exit).
+stop_rec() {
+	t0=$(date +%s%N)
+	first=1
+	for s in "$@"; do
+		[ $first = 1 ] || sleep 0.1
+		first=0
+		kill -$s $rec
+	done
+	wait $rec
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	kill $dog 2>/dev/null
+	wait $dog 2>/dev/null
+}
+
+# The command ignores all three: only probe's own deadline can stop it.
+IGNORING='trap "" INT TERM HUP; exec "$0" 3000'
+for signum in INT:2 TERM:15 HUP:1; do
+	sig=${signum%:*} num=${signum#*:}
+	start_rec "$T/$sig.data" "$T/$sig.err" sh -c "$IGNORING" "$GT/gt_leaf"
+	stop_rec $sig
+	# 1 s deadline, then the file and the summary: 0.5 s of margin for a
+	# loaded machine (it takes about 5 ms).
+	[ "$ms" -lt 1500 ]
+	ok $? "SIG$sig, command ignores it: probe exits ${ms} ms after it (want < 1500)"
+	is "$rc" $((128 + num)) "SIG$sig: probe's exit status is 128 + $num"
+	grep -q "probe: the command did not end on SIG$sig and is still running as pid $cmd; probe stopped recording and leaves it running (kill -KILL $cmd ends it)" "$T/$sig.err"
+	ok $? "SIG$sig: probe says the command is still running, and its pid"
+	kill -0 "$cmd" 2>/dev/null
+	ok $? "SIG$sig: the command (pid $cmd) is indeed still running"
+	"$PROBE" report "$T/$sig.data" >"$T/$sig.rep" 2>&1
+	grep -q ' leaf_five ' "$T/$sig.rep"
+	ok $? "SIG$sig: the recording reads, with the command's samples (leaf_five)"
+	[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/$sig.err"
+	kill -KILL "$cmd" 2>/dev/null
+done
+
+# A second signal does not wait for the deadline.
+start_rec "$T/two.data" "$T/two.err" sh -c "$IGNORING" "$GT/gt_leaf"
+stop_rec INT INT
+[ "$ms" -lt 900 ]
+ok $? "two SIGINTs 0.1 s apart: probe exits ${ms} ms after the first (want < 900)"
+grep -q "still running as pid $cmd" "$T/two.err"
+ok $? "two SIGINTs: probe says the command is still running"
+kill -KILL "$cmd" 2>/dev/null
+
+# A command that SIGTERM ends (a background job of this script ignores
+# SIGINT from its start): its end is said, its status kept.
+start_rec "$T/end.data" "$T/end.err" "$GT/gt_leaf" 3000
+stop_rec TERM
+[ "$ms" -lt 1000 ]
+ok $? "SIGTERM, command ends on it: probe exits ${ms} ms after it (want < 1000)"
+is "$rc" 143 "the command's status (killed by SIGTERM: 143)"
+grep -q "probe: stopped on SIGTERM: the command was killed by SIGTERM" "$T/end.err"
+ok $? "probe says the command was killed by SIGTERM"
+[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/two.err" "$T/end.err"
+done_testing
