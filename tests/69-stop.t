@@ -4,8 +4,11 @@
 # the recording is written and probe exits, whatever the command does; a
 # command that ignored the signal is left running and named (pid), and the
 # exit status is the signal's (128 + N).  A second signal stops at once.
+# And the end-of-run summary (point 6): many processes keep to a screen
+# (the busiest few, the unprofiled, a count and where to see them all), and
+# -q never hides that nothing was profiled.
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 28
 
 # start_rec OUT ERR CMD...: probe record in the background; sets $rec (its
 # pid) and $cmd (the command's, once it runs), $dog (a watchdog that ends
@@ -85,4 +88,39 @@ is "$rc" 143 "the command's status (killed by SIGTERM: 143)"
 grep -q "probe: stopped on SIGTERM: the command was killed by SIGTERM" "$T/end.err"
 ok $? "probe says the command was killed by SIGTERM"
 [ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/two.err" "$T/end.err"
+
+# ---- the summary -------------------------------------------------------
+printf 'int main(void) { return 3; }\n' >"$T/st.c"
+if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
+	# 20 short processes, a static one, then the busiest: 23 in all.
+	"$PROBE" record -o "$T/many.data" -- sh -c "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do '$GT/gt_leaf' 1; done; '$T/static_prog'; '$GT/gt_leaf' 100" >/dev/null 2>"$T/many.err"
+	nl=$(grep -c '^probe:   ' "$T/many.err")
+	[ "$nl" -le 10 ]
+	ok $? "23 processes: the summary takes $nl lines for them (want <= 10)"
+	grep '^probe:   pid ' "$T/many.err" | head -1 | grep -q "gt_leaf 100: "
+	ok $? "the busiest process (gt_leaf 100) comes first"
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) ran $T/static_prog, not profiled: it is statically linked" "$T/many.err"
+	ok $? "the unprofiled static program is still named"
+	# The count line: the processes not shown, and their samples exactly.
+	awk -v f="$T/many.data" '
+		/^probe: [0-9]+ samples/ { total = $2 }
+		/^probe:   pid / { shown++; if (match($0, /: [0-9]+ samples,/)) s += substr($0, RSTART + 2, RLENGTH - 11) + 0 }
+		/^probe:   \.\.\. and / { more = $4; ms = $7; sub(/^\(/, "", ms); line = $0 }
+		END { want = sprintf("probe report --header-only %s lists every profiled one", f)
+		      exit !(shown + more == 23 && ms == total - s && index(line, want)) }' "$T/many.err"
+	ok $? "then '... and N more processes (S samples)', adding up to 23 and to the total, and the command that lists them all"
+	[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/many.err"
+
+	# -q: a program LD_PRELOAD cannot reach is still said; the status is the command's.
+	"$PROBE" record -q -o "$T/st.data" -- "$T/static_prog" 2>"$T/q.err"
+	is "$?" 3 "-q, a static program: probe exits with the program's status (3)"
+	is "$(cat "$T/q.err")" "probe: no process connected: is $T/static_prog statically linked or setuid? LD_PRELOAD does not reach those" \
+		"-q, a static program: the one line that says nothing was profiled"
+else
+	for i in 1 2 3 4 5 6; do skip "no static libc to build a static program"; done
+fi
+"$PROBE" record -q -o "$T/q2.data" -- "$GT/gt_leaf" 10 >/dev/null 2>"$T/q2.err"
+is "$?" 0 "-q, a profiled program: exit 0"
+[ ! -s "$T/q2.err" ]
+ok $? "-q, a profiled program: nothing on stderr"
 done_testing

@@ -16,7 +16,7 @@
  * pid is read to its end, so the old image's samples never land after the
  * new image's HELLO.
  *
- * The summary names every process (up to PROC_LINES_MAX): pid, parent,
+ * The summary names every process (the busiest few of many): pid, parent,
  * what it ran (comm and argv of its last image, and the names of the images
  * it exec'd from), its samples and threads, and how it ended, from its EXIT
  * frame.  For the timer fallback it gives the rate really achieved
@@ -666,46 +666,118 @@ static void ended(const struct proc_ent *p, char *buf, size_t n)
 		snprintf(buf, n, "exit %d%s", (int)p->status, how);
 }
 
-#define PROC_LINES_MAX 30
+/*
+ * The summary keeps to a screen: every process when there are few, else
+ * the busiest few (most samples first), a few never profiled (the report
+ * cannot name those), and a count of the rest; `probe report
+ * --header-only` lists every profiled one.
+ */
+#define PROC_ALL_MAX 10
+#define PROC_BUSIEST 6
+#define PROC_UNPROF_MAX 3
 
-/* One line per process, and the timer rate. */
-static void proc_summary(struct recorder *r)
+static int by_samples(const void *a, const void *b)
+{
+	const struct proc_ent *p = *(struct proc_ent *const *)a;
+	const struct proc_ent *q = *(struct proc_ent *const *)b;
+	if (p->samples != q->samples)
+		return p->samples > q->samples ? -1 : 1;
+	return p->pid < q->pid ? -1 : p->pid > q->pid;
+}
+
+/*
+ * The processes the summary names, in its order, into list (room for all
+ * of them); returns how many.  r->procs is left in pid order.
+ */
+static unsigned procs_pick(struct recorder *r, struct proc_ent **list)
 {
 	struct proc_ent *procs = r->procs, *p;
-	uint64_t tsamples = 0, tweight = 0, asked = 0;
-	unsigned shown = 0, n = HASH_COUNT(procs);
-	char end[128];
+	unsigned n = 0, k, unprof = 0;
 
 	HASH_SORT(procs, by_pid);
 	r->procs = procs;
-	for (p = procs; p; p = p->hh.next) {
+	for (p = procs; p; p = p->hh.next)
+		list[n++] = p;
+	if (n <= PROC_ALL_MAX)
+		return n;
+	qsort(list, n, sizeof(*list), by_samples);
+	k = PROC_BUSIEST;
+	for (unsigned i = 0; i < k; i++)
+		unprof += list[i]->unprof != 0;
+	for (p = procs; p && unprof < PROC_UNPROF_MAX; p = p->hh.next) {
+		int have = 0;
+		for (unsigned i = 0; i < k && !have; i++)
+			have = list[i] == p;
+		if (!p->unprof || have)
+			continue;
+		list[k++] = p;
+		unprof++;
+	}
+	return k;
+}
+
+static void proc_line(const struct proc_ent *p)
+{
+	char end[128];
+	if (!p->ran && p->unprof) {
+		/* Never profiled at all: a child spawned straight into it. */
+		probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") ran %s, not profiled: %s",
+			  p->pid, p->unprof_parent, p->unprof_path,
+			  probe_unprof_reason_name(p->unprof));
+		return;
+	}
+	ended(p, end, sizeof(end));
+	probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") %s%s%s%s: %" PRIu64
+		  " samples, %u thread%s, %s", p->pid, p->ppid,
+		  p->ran ? p->ran : "?", p->before ? " [exec'd from " : "",
+		  p->before ? p->before : "", p->before ? "]" : "", p->samples, p->threads,
+		  p->threads == 1 ? "" : "s", end);
+	if (p->unprof)
+		probe_err("  pid %" PRIu32 " then ran %s, not profiled: %s", p->pid,
+			  p->unprof_path, probe_unprof_reason_name(p->unprof));
+}
+
+/* "... and N more": their samples, the unprofiled among them, where to look. */
+static void procs_rest(const struct recorder *r, struct proc_ent **list, unsigned shown)
+{
+	unsigned n = HASH_COUNT(r->procs), unprof = r->nunprof;
+	uint64_t samples = r->samples;
+	for (unsigned i = 0; i < shown; i++) {
+		samples -= list[i]->samples;
+		unprof -= list[i]->unprof != 0;
+	}
+	char more[64] = "";
+	if (unprof)
+		snprintf(more, sizeof(more), ", %u of them not profiled", unprof);
+	if (r->out.regular)
+		probe_err("  ... and %u more processes (%" PRIu64 " samples%s): probe report "
+			  "--header-only %s lists every profiled one", n - shown, samples,
+			  more, r->o->output);
+	else
+		probe_err("  ... and %u more processes (%" PRIu64 " samples%s)", n - shown,
+			  samples, more);
+}
+
+/* One line per process (or the busiest few), and the timer rate. */
+static void proc_summary(struct recorder *r)
+{
+	struct proc_ent *p;
+	uint64_t tsamples = 0, tweight = 0, asked = 0;
+	unsigned n = HASH_COUNT(r->procs);
+	struct proc_ent **list = xcalloc(n ? n : 1, sizeof(*list));
+	unsigned shown = procs_pick(r, list);
+
+	for (unsigned i = 0; i < shown; i++)
+		proc_line(list[i]);
+	if (shown < n)
+		procs_rest(r, list, shown);
+	free(list);
+	for (p = r->procs; p; p = p->hh.next) {
 		if (p->timer) {
 			tsamples += p->samples;
 			tweight = sat_add(tweight, p->weight);
 			asked = p->asked;
 		}
-		if (shown++ == PROC_LINES_MAX) {
-			probe_err("  ... and %u more processes", n - PROC_LINES_MAX);
-			continue;
-		}
-		if (shown > PROC_LINES_MAX)
-			continue;
-		if (!p->ran && p->unprof) {
-			/* Never profiled at all: a child spawned straight into it. */
-			probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") ran %s, not profiled: %s",
-				  p->pid, p->unprof_parent, p->unprof_path,
-				  probe_unprof_reason_name(p->unprof));
-			continue;
-		}
-		ended(p, end, sizeof(end));
-		probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") %s%s%s%s: %" PRIu64
-			  " samples, %u thread%s, %s", p->pid, p->ppid,
-			  p->ran ? p->ran : "?", p->before ? " [exec'd from " : "",
-			  p->before ? p->before : "", p->before ? "]" : "", p->samples, p->threads,
-			  p->threads == 1 ? "" : "s", end);
-		if (p->unprof)
-			probe_err("  pid %" PRIu32 " then ran %s, not profiled: %s", p->pid,
-				  p->unprof_path, probe_unprof_reason_name(p->unprof));
 	}
 	if (tsamples && tweight) {
 		double hz = (double)tsamples / ((double)tweight / 1e9);
@@ -716,6 +788,24 @@ static void proc_summary(struct recorder *r)
 			  "CPU time%s: they fire on the kernel's scheduler tick",
 			  hz, want);
 	}
+}
+
+/*
+ * What was not profiled.  Also under -q when nothing was: an empty
+ * recording must never pass for a profile without a word.
+ */
+static void unprofiled_said(const struct recorder *r)
+{
+	int quiet = r->o->quiet;
+	if (r->nconnected == 0)
+		probe_err("no process connected: is %s statically linked or setuid? "
+			  "LD_PRELOAD does not reach those", r->o->argv[0]);
+	else if (r->nunprof && (!quiet || r->samples == 0))
+		probe_err("%u program%s ran without being profiled%s: %s",
+			  r->nunprof, r->nunprof == 1 ? "" : "s",
+			  quiet ? " (without -q the summary names them)" : " (below)",
+			  r->nunprof == 1 ? "it is missing from the recording" :
+			  "they are missing from the recording");
 }
 
 static void summary(struct recorder *r, int write_failed)
@@ -743,14 +833,7 @@ static void summary(struct recorder *r, int write_failed)
 	if (r->o->no_inherit)
 		probe_err("--no-inherit: only the command's own process was profiled (and "
 			  "what it exec'd), not the processes it started");
-	if (r->nconnected == 0)
-		probe_err("no process connected: is %s statically linked or setuid? "
-			  "LD_PRELOAD does not reach those", r->o->argv[0]);
-	if (r->nunprof)
-		probe_err("%u program%s ran without being profiled (below): %s",
-			  r->nunprof, r->nunprof == 1 ? "" : "s",
-			  r->nunprof == 1 ? "it is missing from the recording" :
-			  "they are missing from the recording");
+	unprofiled_said(r);
 	proc_summary(r);
 	if (!write_failed && r->samples && r->out.regular)
 		recfile_hint(r->o->output);
@@ -1154,6 +1237,8 @@ int cmd_record(int argc, char **argv)
 	int werr = recfile_close(&r.out) < 0;
 	if (!o.quiet)
 		summary(&r, werr);
+	else
+		unprofiled_said(&r);
 	if (r.stop_sig)
 		stop_said(&r, others);
 	/* Still running: the status a shell gives a command that signal ended. */
