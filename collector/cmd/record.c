@@ -16,6 +16,12 @@
  * pid is read to its end, so the old image's samples never land after the
  * new image's HELLO.
  *
+ * Stopping: SIGINT, SIGTERM and SIGHUP are passed on to the command (not
+ * when the terminal sent them to its whole group), and the recording stops
+ * when the command has ended, or STOP_NS after the signal, or at a second
+ * one, whatever the command does; a command that outlives that is left
+ * running and named, and probe exits with 128 + the signal.
+ *
  * The summary names every process (the busiest few of many): pid, parent,
  * what it ran (comm and argv of its last image, and the names of the images
  * it exec'd from), its samples and threads, and how it ended, from its EXIT
@@ -508,6 +514,8 @@ static void on_signal(struct recorder *r)
 		}
 		if (r->child_done) {
 			r->interrupted = 1;     /* stop waiting for stragglers */
+			if (is_stop_signal((int)si.ssi_signo) && !r->stop_sig)
+				r->stop_sig = (int)si.ssi_signo;        /* to say so */
 			continue;
 		}
 		/*
