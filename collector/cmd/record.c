@@ -156,10 +156,15 @@ void record_usage(FILE *out)
 		"                      time sampled with CPU-time timers unless -e)\n"
 		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
 		"                      records whole stacks with its own DWARF unwinder\n"
-		"  -q, --quiet         no summary\n"
+		"  -q, --quiet         no summary (that nothing was profiled is still said)\n"
 		"  -h, --help          this help\n"
 		"\n"
-		"probe exits with CMD's exit status.  Show the result with probe report.\n",
+		"SIGINT, SIGTERM or SIGHUP is passed on to CMD; the recording stops when CMD\n"
+		"ends, or 1 s later whatever it does (a second signal: at once), and a CMD\n"
+		"still running is left running and named.\n"
+		"\n"
+		"probe exits with CMD's exit status (128 + N if signal N stopped probe while\n"
+		"CMD ran on).  Show the result with probe report.\n",
 		PROBE_DEFAULT_FREQ);
 }
 
