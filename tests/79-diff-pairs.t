@@ -44,7 +44,7 @@ for a in app_old app_new; do
 done
 "$PROBE" diff --no-inline "$T/app_old.probe" "$T/app_new.probe" >"$T/diff" 2>>"$T/err"
 st=$?
-[ $st = 0 ] && grep -q "^# app_old->app_new: one program under two names" "$T/diff"
+[ $st = 0 ] && grep -q "^# app_old->app_new: programs found in one recording only, their functions paired by name" "$T/diff"
 ok $? "probe diff exits $st and says it paired app_old with app_new"
 
 n0=$(awk '/^# base: / { print $3; exit }' "$T/diff")

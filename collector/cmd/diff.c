@@ -276,8 +276,8 @@ static void header(const struct diff *d, FILE *out)
 			t->processes == 1 ? "" : "es", t->threads, t->threads == 1 ? "" : "s");
 	}
 	if (d->paired)
-		fprintf(out, "# %s: one program under two names, its functions paired by "
-			"name (--by-module: apart)\n", d->paired);
+		fprintf(out, "# %s: programs found in one recording only, their functions "
+			"paired by name (--by-module: apart)\n", d->paired);
 	fprintf(out, "# self shares, in percent of each recording%s; Delta: new - base, "
 		"in points\n#\n", d->side[0].ctx.by_samples || d->side[1].ctx.by_samples ?
 		"'s samples" : "'s total weight");
