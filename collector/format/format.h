@@ -87,7 +87,7 @@ struct report_ctx {
 	size_t nalias;
 };
 
-/* Fill by_samples and total. */
+/* Fill by_samples and total; no alias. */
 void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
 		     const struct agg *a, struct resolver *r);
 /* A frame's module, and an image's name (its exe's basename), as c->alias renames them. */
