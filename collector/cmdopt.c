@@ -38,6 +38,26 @@ int cmd_bad_option(const char *cmd, int c, char **argv)
 	return cmd_usage_error(cmd, "unknown option '%s'", arg);
 }
 
+void help_wrap(FILE *out, int col, int indent, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, " ");
+		if (n) {
+			int gap = col > indent;         /* after a word on this line */
+			if (col + gap + (int)n > HELP_COLUMNS && gap) {
+				fprintf(out, "\n%*s", indent, "");
+				col = indent;
+				gap = 0;
+			}
+			fprintf(out, "%s%.*s", gap ? " " : "", (int)n, text);
+			col += gap + (int)n;
+		}
+		text += n;
+		text += strspn(text, " ");
+	}
+	fputc('\n', out);
+}
+
 void sampling_init(struct sampling *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -17,11 +17,18 @@
  *   - --off-cpu (option value SAMPLING_OFFCPU) sets offcpu: the waits too
  *     (preload/offcpu.c); CPU time is then sampled with CPU-time timers
  *     unless an -e was given (timer: see sampling_check).
+ *   - help_wrap(out, col, indent, text) writes text word-wrapped so that no
+ *     line of a help passes HELP_COLUMNS columns (a terminal's 80, less the
+ *     last, where some terminals wrap): the first line goes on from column
+ *     col (what is already written on it), the others start with indent
+ *     spaces; it ends the last line.  For help built from lists (events,
+ *     formats) that no literal can wrap in advance.
  */
 #ifndef PROBE_CMDOPT_H
 #define PROBE_CMDOPT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "events.h"
 #include "probe/wire.h"
@@ -32,6 +39,9 @@
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cmd_bad_option(const char *cmd, int c, char **argv);
+
+#define HELP_COLUMNS 79
+void help_wrap(FILE *out, int col, int indent, const char *text);
 
 struct sampling {
 	const char *event;      /* ev.name */

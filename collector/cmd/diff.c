@@ -12,7 +12,14 @@
  * grew, blue where it shrank.
  *
  * Functions are matched by name and module basename, not by address: a
- * rebuilt program moves every address.  With no files named, BASE is
+ * rebuilt program moves every address.  A program's own functions are
+ * matched by name alone when its builds have different names (app_old in
+ * BASE, app_new in NEW), as pprof keys them: the executables of one
+ * recording whose basename the other lacks are one module, shown as
+ * "app_old->app_new", in the rows, the folded stacks and the SVG
+ * (report_ctx's alias); executables found in both, and libraries, pair by
+ * basename as before.  --by-module keeps every module in the key.
+ * With no files named, BASE is
  * probe.data.old and NEW probe.data (probe record moves the old recording
  * aside), as perf diff takes perf.data.old and perf.data.
  */
@@ -40,7 +47,7 @@ void diff_usage(FILE *out)
 	fprintf(out,
 		"usage: probe diff [BASE NEW] [--format text|folded|svg] [-o OUT]\n"
 		"                  [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
-		"                  [--title TEXT] [--width PX]\n"
+		"                  [--by-module] [--title TEXT] [--width PX]\n"
 		"\n"
 		"What changed from BASE to NEW (default probe.data.old and probe.data):\n"
 		"each function's self share in both, and the change in points, largest\n"
@@ -49,12 +56,17 @@ void diff_usage(FILE *out)
 		"--format svg: that differential flame graph, drawn by probe: NEW's\n"
 		"widths, red where a frame's share grew, blue where it shrank (a\n"
 		"function found only in BASE has no width: see the text rows).\n"
+		"Functions pair by name and module; a program built under two names\n"
+		"(app_old in BASE, app_new in NEW) is one module, app_old->app_new, so\n"
+		"that its functions pair by name, as pprof pairs them.\n"
 		"\n"
 		"  --format FORMAT        text (default), folded or svg\n"
 		"  -o, --output OUT       write to OUT instead of standard output\n"
 		"  --percent-limit PCT    hide rows that changed less than PCT points\n"
 		"  -M, --no-demangle      names as they are in the binary\n"
 		"  --no-inline            no inline frames\n"
+		"  --by-module            keep the program's name in the key: app_old's\n"
+		"                         and app_new's functions apart\n"
 		"  --title TEXT, --width PX   the svg's title and width (default 1200)\n"
 		"  -h, --help             this help\n");
 }
@@ -80,6 +92,9 @@ struct diff {
 	struct report_opts o;
 	const char *folded;     /* non-NULL: --format folded */
 	int svg;                /* --format svg */
+	int by_module;          /* --by-module: no pairing of programs */
+	char *paired;           /* "app_old->app_new", or NULL (pair_programs) */
+	struct exe_alias *alias[2];
 	struct symcache *sc;
 	struct side side[2];
 	struct frow *rows;
@@ -95,15 +110,121 @@ static int load_side(struct diff *d, int i)
 	return 0;
 }
 
-static struct frow *row_of(struct diff *d, const struct loc *l)
+static const char *base_name(const char *path)
 {
-	size_t ns = strlen(l->sym), nd = strlen(l->dso);
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static int cmp_exe(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int c = strcmp(base_name(a), base_name(b));
+	return c ? c : strcmp(a, b);
+}
+
+/* The distinct executables of one recording, sorted by basename. */
+static const char **exes_of(const struct agg *a, size_t *n)
+{
+	size_t ni = agg_nimages(a), m = 0, k = 0;
+	const char **v = xmalloc((ni ? ni : 1) * sizeof(*v));
+	for (size_t j = 0; j < ni; j++)
+		if (agg_image(a, (uint32_t)j)->exe[0])
+			v[m++] = agg_image(a, (uint32_t)j)->exe;
+	qsort(v, m, sizeof(*v), cmp_exe);
+	for (size_t j = 0; j < m; j++)
+		if (!k || strcmp(v[k - 1], v[j]) != 0)
+			v[k++] = v[j];
+	*n = k;
+	return v;
+}
+
+static int has_base(const char **v, size_t n, const char *base)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(base_name(v[mid]), base);
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * The basenames of v that w lacks, joined by commas (the first 3, then
+ * "+N"), and how many distinct ones there are.
+ */
+static size_t unpaired(const char **v, size_t n, const char **w, size_t nw, char **names)
+{
+	size_t count = 0;
+	*names = xstrdup("");
+	for (size_t j = 0; j < n; j++) {
+		const char *b = base_name(v[j]);
+		if (has_base(w, nw, b) || (j && strcmp(base_name(v[j - 1]), b) == 0))
+			continue;
+		if (++count <= 3) {
+			char *t = xasprintf("%s%s%s", *names, count > 1 ? "," : "", b);
+			free(*names);
+			*names = t;
+		}
+	}
+	if (count > 3) {
+		char *t = xasprintf("%s,+%zu", *names, count - 3);
+		free(*names);
+		*names = t;
+	}
+	return count;
+}
+
+/*
+ * Executables of each recording that the other has none of by basename
+ * become one module, "BASE'S->NEW'S", in both (the contexts' alias): a
+ * program rebuilt under another name pairs its functions by name.
+ */
+static void pair_programs(struct diff *d)
+{
+	const char **v[2];
+	size_t n[2], count[2];
+	char *names[2];
+	for (int i = 0; i < 2; i++)
+		v[i] = exes_of(d->side[i].agg, &n[i]);
+	for (int i = 0; i < 2; i++)
+		count[i] = unpaired(v[i], n[i], v[!i], n[!i], &names[i]);
+	if (count[0] && count[1]) {
+		d->paired = xasprintf("%s->%s", names[0], names[1]);
+		for (int i = 0; i < 2; i++) {
+			struct side *s = &d->side[i];
+			d->alias[i] = xmalloc(n[i] * sizeof(*d->alias[i]));
+			for (size_t j = 0; j < n[i]; j++)
+				if (!has_base(v[!i], n[!i], base_name(v[i][j])))
+					d->alias[i][s->ctx.nalias++] =
+						(struct exe_alias){ v[i][j], d->paired };
+			s->ctx.alias = d->alias[i];
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		free(v[i]);
+		free(names[i]);
+	}
+}
+
+static struct frow *row_of(struct diff *d, const char *sym, const char *dso)
+{
+	size_t ns = strlen(sym), nd = strlen(dso);
 	char key[8192];
+	if (nd > 4096)
+		nd = 4096;
 	if (ns + nd + 2 > sizeof(key))
 		ns = sizeof(key) - nd - 2;
-	memcpy(key, l->sym, ns);
+	memcpy(key, sym, ns);
 	key[ns] = '\0';
-	memcpy(key + ns + 1, l->dso, nd + 1);
+	memcpy(key + ns + 1, dso, nd);
+	key[ns + 1 + nd] = '\0';
 	struct frow *r;
 	HASH_FIND(hh, d->rows, key, ns + nd + 2, r);
 	if (r)
@@ -126,7 +247,8 @@ static void add_side(struct diff *d, int i)
 		uint32_t n = resolve_stack(s->res, &k[j], fr);
 		if (!n)
 			continue;
-		struct frow *r = row_of(d, resolver_loc(s->res, fr[0].loc));
+		const struct loc *l = resolver_loc(s->res, fr[0].loc);
+		struct frow *r = row_of(d, l->sym, report_loc_module(&s->ctx, l));
 		r->amount[i] += report_amount(&s->ctx, &k[j]);
 	}
 	free(fr);
@@ -153,6 +275,9 @@ static void header(const struct diff *d, FILE *out)
 			i ? "new " : "base", (unsigned long long)t->samples, t->processes,
 			t->processes == 1 ? "" : "es", t->threads, t->threads == 1 ? "" : "s");
 	}
+	if (d->paired)
+		fprintf(out, "# %s: programs found in one recording only, their functions "
+			"paired by name (--by-module: apart)\n", d->paired);
 	fprintf(out, "# self shares, in percent of each recording%s; Delta: new - base, "
 		"in points\n#\n", d->side[0].ctx.by_samples || d->side[1].ctx.by_samples ?
 		"'s samples" : "'s total weight");
@@ -224,6 +349,9 @@ static void diff_free(struct diff *d)
 	}
 	if (d->sc)
 		symcache_free(d->sc);
+	free(d->alias[0]);
+	free(d->alias[1]);
+	free(d->paired);
 }
 
 static int parse(struct diff *d, int argc, char **argv)
@@ -234,6 +362,7 @@ static int parse(struct diff *d, int argc, char **argv)
 		{ "percent-limit", required_argument, NULL, 'p' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "no-inline", no_argument, NULL, 'N' },
+		{ "by-module", no_argument, NULL, 'B' },
 		{ "title", required_argument, NULL, 'T' },
 		{ "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
@@ -277,6 +406,9 @@ static int parse(struct diff *d, int argc, char **argv)
 		case 'N':
 			d->o.resolve.inline_frames = 0;
 			break;
+		case 'B':
+			d->by_module = 1;
+			break;
 		case 'h':
 			diff_usage(stdout);
 			return 0;
@@ -302,7 +434,10 @@ int cmd_diff(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	d.sc = symcache_new();
-	rc = load_side(&d, 0) < 0 || load_side(&d, 1) < 0 || write_out(&d) < 0;
+	rc = load_side(&d, 0) < 0 || load_side(&d, 1) < 0;
+	if (!rc && !d.by_module)
+		pair_programs(&d);
+	rc = rc || write_out(&d) < 0;
 	diff_free(&d);
 	return rc;
 }

@@ -131,8 +131,9 @@ static char tag_listen, tag_signal;
 void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS] [-m PAGES]\n"
-		"                    [--no-inherit] [--off-cpu] [-g] [-q] -- CMD [ARG...]\n"
+		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS]\n"
+		"                    [-m PAGES] [--no-inherit] [--off-cpu] [-g] [-q]\n"
+		"                    -- CMD [ARG...]\n"
 		"\n"
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
 		"threads spend their time (every process it starts included).\n"

@@ -47,15 +47,16 @@ void report_usage(FILE *out)
 		"                    [--header | --header-only] [-n] [-q]\n"
 		"                    [--no-demangle] [--no-inline] [--stdio]\n"
 		"                    [--title TEXT] [--width PX] [--inverted]\n"
-		"                    [--max-memory MIB]\n"
+		"                    [--max-memory MIB] [-G]\n"
 		"\n"
 		"Show a recording made by probe record (default FILE: probe.data).\n"
 		"\n"
 		"  -i, --input FILE       the recording (\"-\": standard input)\n"
 		"  --format FORMAT        one of:\n");
-	for (unsigned i = 0; format_at(i); i++)
-		fprintf(out, "                           %-12s %s\n", format_at(i)->name,
-			format_at(i)->help);
+	for (unsigned i = 0; format_at(i); i++) {
+		int col = fprintf(out, "                           %-12s ", format_at(i)->name);
+		help_wrap(out, col, col, format_at(i)->help);
+	}
 	fprintf(out,
 		"  -o, --output OUT       write the report to OUT (made whole, then\n"
 		"                         renamed into place) instead of standard output\n"

@@ -73,8 +73,11 @@ void top_usage(FILE *out)
 		"\n"
 		"  -d, --delay SECS    redraw every SECS seconds (default 1)\n"
 		"  -n, --rows N        rows per snapshot when not on a terminal (default 20)\n"
-		"  -o, --output FILE   also save the recording (as probe record does)\n"
-		"  -e, --event EVENT   what to sample (default cpu-clock): %s\n"
+		"  -o, --output FILE   also save the recording (as probe record does)\n");
+	/* The event list is long: wrapped under the entry's text column. */
+	int col = fprintf(out, "  -e, --event EVENT   what to sample (default cpu-clock):");
+	help_wrap(out, col, 22, event_list());
+	fprintf(out,
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
 		"      --off-cpu       where CMD's threads wait too, as shares of wall time\n"
@@ -89,7 +92,7 @@ void top_usage(FILE *out)
 		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
 		"Not on a terminal, a plain-text snapshot is printed every interval: on\n"
 		"stdout, or on stderr when probe top runs a command (its stdout is its own).\n",
-		event_list(), PROBE_DEFAULT_FREQ);
+		PROBE_DEFAULT_FREQ);
 }
 
 #define usage_error(...) cmd_usage_error("top", __VA_ARGS__)

@@ -193,7 +193,9 @@ static uint32_t loc_frame(struct filler *fl, uint32_t loc)
 		memset(fl->loc_frame + old, 0, (fl->loc_cap - old) * sizeof(*fl->loc_frame));
 	}
 	const struct loc *l = resolver_loc(fl->c->res, loc);
-	uint32_t id = flame_frame_id(fl->f, l->sym, l->dso, loc_kind(fl, l));
+	/* The module as probe diff pairs it (report_loc_module): one node for both. */
+	uint32_t id = flame_frame_id(fl->f, l->sym, report_loc_module(fl->c, l),
+				     loc_kind(fl, l));
 	fl->loc_frame[loc] = id + 1;
 	return id;
 }

@@ -25,6 +25,29 @@ void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
 	c->by_samples = t->weight == 0 || t->weight == UINT64_MAX;
 	c->weight_saturated = t->weight == UINT64_MAX;
 	c->total = c->by_samples ? t->samples : t->weight;
+	c->alias = NULL;
+	c->nalias = 0;
+}
+
+static const char *alias_of(const struct report_ctx *c, const char *exe)
+{
+	for (size_t i = 0; i < c->nalias; i++)
+		if (strcmp(c->alias[i].exe, exe) == 0)
+			return c->alias[i].name;
+	return NULL;
+}
+
+const char *report_loc_module(const struct report_ctx *c, const struct loc *l)
+{
+	const char *a = c->nalias && l->dso_path ? alias_of(c, l->dso_path) : NULL;
+	return a ? a : l->dso;
+}
+
+const char *report_image_name(const struct report_ctx *c, uint32_t image)
+{
+	const struct agg_image *im = agg_image(c->agg, image);
+	const char *a = c->nalias && im->exe[0] ? alias_of(c, im->exe) : NULL;
+	return a ? a : im->name;
 }
 
 uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k)

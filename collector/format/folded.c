@@ -52,7 +52,7 @@ static void stack_text(const struct report_ctx *c, const struct agg_count *k,
 {
 	uint32_t n = resolve_stack(c->res, k, fr);
 	b->len = 0;
-	sb_add(b, agg_image(c->agg, k->image)->name);
+	sb_add(b, report_image_name(c, k->image));      /* probe diff: paired */
 	for (uint32_t f = n; f-- > 0;) {
 		sb_add(b, ";");
 		b->p[b->len - 1] = ';';   /* sb_add maps ';' to ':' */

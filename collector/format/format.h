@@ -66,6 +66,16 @@ struct report_opts {
 	uint64_t window_ns;             /* its start (CLOCK_REALTIME) and length */
 };
 
+/*
+ * probe diff: an executable keyed and shown under a name that both
+ * recordings share ("app_old->app_new"), so that two builds of one program
+ * under two names pair their functions by name (diff.c).
+ */
+struct exe_alias {
+	const char *exe;        /* an image's exe, as recorded (a loc's dso_path) */
+	const char *name;
+};
+
 struct report_ctx {
 	const struct report_opts *opts;
 	const struct agg *agg;
@@ -73,11 +83,16 @@ struct report_ctx {
 	int by_samples;         /* all weights 0 (or saturated): percentages of samples */
 	int weight_saturated;   /* the weights' total reached UINT64_MAX */
 	uint64_t total;         /* total weight (or samples) */
+	const struct exe_alias *alias;  /* NULL (report_ctx_init): none */
+	size_t nalias;
 };
 
-/* Fill by_samples and total. */
+/* Fill by_samples and total; no alias. */
 void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
 		     const struct agg *a, struct resolver *r);
+/* A frame's module, and an image's name (its exe's basename), as c->alias renames them. */
+const char *report_loc_module(const struct report_ctx *c, const struct loc *l);
+const char *report_image_name(const struct report_ctx *c, uint32_t image);
 /* The weight (or samples) of a count entry, as percentages count it. */
 uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k);
 double report_pct(const struct report_ctx *c, uint64_t amount);
