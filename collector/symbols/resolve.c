@@ -232,7 +232,9 @@ static int truncated_frame(struct resolver *r, uint64_t addr)
 	if (addr != PROBE_FRAME_TRUNCATED)
 		return 0;
 	const char *t = strpool_intern(r->pool, "[truncated]");
-	push_frame(r, anon_loc(r, t, t, t, 0, 0), NULL);
+	uint32_t l = anon_loc(r, t, t, t, 0, 0);
+	r->locs[l].truncated = 1;
+	push_frame(r, l, NULL);
 	return 1;
 }
 
