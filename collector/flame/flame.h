@@ -37,7 +37,7 @@ enum flame_kind {
 	FK_LIBRARY,     /* a shared object, the vDSO */
 	FK_KERNEL,      /* [kernel] */
 	FK_INLINED,     /* NAME [inlined] */
-	FK_UNKNOWN,     /* no symbol: module+0xOFFSET, [unknown]+0xADDR */
+	FK_UNKNOWN,     /* no symbol: module+0xOFFSET, [unknown]+0xADDR, [truncated] */
 	FK_OFFCPU,      /* --off-cpu: [off-cpu] above a wait, [stack unknown] */
 	FK_COUNT
 };

@@ -5,6 +5,9 @@
  * the browser builds no element per frame.  Same features, same script
  * core (flame_js.c); tooltips are the canvas's title.
  *
+ * As the SVG, a flame taller than the window opens scrolled to its root,
+ * the head (title, buttons, legend) and the details line sticky.
+ *
  * Widths are the amounts themselves (integers, exact in JavaScript up to
  * 2^53; a total above that is scaled down), so shares read back from the
  * page are the report's.

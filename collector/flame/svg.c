@@ -9,6 +9,12 @@
  * parent.  Geometry is in hundredths of a pixel, rounded from the amounts
  * at both edges, so a child never pokes out of its parent and the script
  * can find a frame's ancestors and descendants by their spans.
+ *
+ * A deep flame is taller than any window, its root at the bottom: the
+ * script scrolls it there on load, and the title, buttons and legend (a
+ * group drawn after the frames, over them) and the details line follow
+ * the window as it scrolls.  Labels are black or white, whichever reads
+ * better on their frame (flame_ink: at least 4.58:1).
  */
 #include <inttypes.h>
 #include <math.h>
