@@ -174,8 +174,12 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 	struct probe_slot *s;
 	size_t len;
 
-	if (!a || slot < 0 || n == 0 || n > PROBE_MAX_FRAMES)
+	if (!a || slot < 0 || n == 0)
 		return -1;
+	/* Deeper than the wire carries: cut, its outermost frame the mark. */
+	int cut = n > PROBE_MAX_FRAMES;
+	if (cut)
+		n = PROBE_MAX_FRAMES;
 	s = &a->slots[slot];
 	/* The wire's encoding (PROBE_REC_MAX is room for the worst case). */
 	probe_wbuf_init(&w, rec, sizeof rec);
@@ -185,8 +189,10 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 	probe_put_uv(&w, ev);
 	probe_put_uv(&w, n);
 	for (uint32_t i = 0; i < n; i++) {
-		probe_put_sv(&w, (int64_t)(frames[i] - prev));
-		prev = frames[i];
+		uint64_t f = cut && i == n - 1 ? PROBE_FRAME_TRUNCATED : frames[i];
+
+		probe_put_sv(&w, (int64_t)(f - prev));
+		prev = f;
 	}
 	len = w.len;
 	rec[0] = (uint8_t)len;

@@ -233,8 +233,9 @@ static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 		probe_lost(t, PROBE_LOST_UNWIND, 1);
 		us = u ? u->buf + PROBE_KSTACK_MAX + 1 : k + nk;
 	}
-	if (n > (int)PROBE_MAX_FRAMES - nk)
-		n = (int)PROBE_MAX_FRAMES - nk;
+	/* More than the wire carries: probe_slot_push cuts it, marked. */
+	if (n > (int)PROBE_WALK_MAX - nk)
+		n = (int)PROBE_WALK_MAX - nk;
 	if (us != k + nk)
 		memcpy(us - nk, k, (size_t)nk * sizeof k[0]);
 	push(t, time, period, ev, us - nk, nk + n);

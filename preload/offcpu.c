@@ -124,8 +124,7 @@ static void push_wait(struct probe_thread *t, uint64_t now, uint64_t weight)
 		n = 1;
 	}
 	buf[first] = (uint64_t)(uintptr_t)w->fn;
-	if (n + 1 > (int)PROBE_MAX_FRAMES)
-		n = (int)PROBE_MAX_FRAMES - 1;
+	/* Deeper than the wire carries: probe_slot_push cuts it, marked. */
 	push(t, now, weight, buf + first, n + 1);
 }
 

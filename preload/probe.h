@@ -315,6 +315,11 @@ void probe_unwind_prime(void);
  */
 #define PROBE_UNWIND_BUF (PROBE_MAX_FRAMES + 32)
 /*
+ * Frames a walk takes at most: one more than the wire carries, so that a
+ * stack cut there is known to be cut (probe_slot_push marks it).
+ */
+#define PROBE_WALK_MAX (PROBE_MAX_FRAMES + 1)
+/*
  * in_loader: the thread is inside the dynamic loader (dlopen, dlclose,
  * dl_iterate_phdr): cached frame rules only, never libunwind (it calls
  * dl_iterate_phdr and takes a lock of its own: deadlock); a frame without a
@@ -535,7 +540,11 @@ int probe_arena_after_fork_child(void);
 /* Normal context: a LIVE slot for tid (-1: none left), and its end. */
 int probe_slot_take(pid_t tid, const char *name);
 void probe_slot_done(int slot, const char *name);
-/* SIGNAL CONTEXT: one sample into the slot's ring; -1 when it is full. */
+/*
+ * SIGNAL CONTEXT: one sample into the slot's ring; -1 when it is full.
+ * More than PROBE_MAX_FRAMES frames (a walk of PROBE_WALK_MAX): the first
+ * PROBE_MAX_FRAMES - 1, then PROBE_FRAME_TRUNCATED.
+ */
 int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 		    const uint64_t *frames, uint32_t n);
 

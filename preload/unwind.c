@@ -177,7 +177,7 @@ static int unw_from(const void *ucv, const struct probe_walk_at *at,
 static int unw_on(void *uc, const struct probe_walk_at *at, uint64_t *out,
 		  struct probe_walk_at *end)
 {
-	int n = unw_from(uc, at, out, (int)PROBE_MAX_FRAMES, end);
+	int n = unw_from(uc, at, out, (int)PROBE_WALK_MAX, end);
 
 	if (n > at->n)
 		probe_cfi_note(out + at->n, n - at->n, 0);
@@ -196,7 +196,7 @@ static int mixed_on(const struct probe_thread *t, void *uc, uint64_t *out, int n
 {
 	for (int i = 0; i < SWITCHES_MAX && end->n > 0; i++) {
 		struct probe_walk_at at;
-		int m = probe_cfi_walk_from(t, end, out, (int)PROBE_MAX_FRAMES, &at);
+		int m = probe_cfi_walk_from(t, end, out, (int)PROBE_WALK_MAX, &at);
 
 		if (m > 0)
 			return m;
@@ -220,11 +220,11 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 
 	*first = 1;
 	if (in_loader)          /* the rule cache alone: it takes no lock */
-		return probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, partial,
+		return probe_cfi_walk(t, uc, out, (int)PROBE_WALK_MAX, partial,
 				      NULL);
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
 		return unw(uc, out, NULL);
-	n = probe_cfi_walk(t, uc, out, (int)PROBE_MAX_FRAMES, NULL, &at);
+	n = probe_cfi_walk(t, uc, out, (int)PROBE_WALK_MAX, NULL, &at);
 	if (n <= 0) {
 		if (at.n > 0) {         /* mixed code: ours through the JIT frames */
 			n = unw_on(uc, &at, out, &end);
@@ -323,7 +323,7 @@ static int unw(void *ucv, uint64_t *buf, struct probe_walk_at *end)
 			buf[n++] = ip;
 			if (at_jit(&cur, ip, n, end))
 				break;
-		} while (n < (int)PROBE_MAX_FRAMES && unw_step_(&cur) > 0);
+		} while (n < (int)PROBE_WALK_MAX && unw_step_(&cur) > 0);
 	}
 	probe_in_probe--;
 	return n;

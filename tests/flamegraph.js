@@ -27,6 +27,16 @@
 //   click ID         a click on the element ID (a button): "click ID TEXT
 //                    LEGEND" (its text and the legend's after; spaces as _)
 //   screenshot PNG   the whole picture into PNG: "screenshot PNG"
+//   viewport W H     the window's size from now on (before a load: 1280 900)
+//   screen           what the window shows right after a load: "screen W H
+//                    scroll Y root R levels N head H foot F": R 1 when the
+//                    root is in the window and not covered (the element at
+//                    its middle is its own), N the levels from the root up
+//                    (at most 10) whose widest frame is so, H and F 1 when
+//                    the Search button and the details line (#foot) are in it
+//   contrast         "contrast MIN N NAME": the least contrast ratio (WCAG 2)
+//                    of a label's colour on its frame's, as the browser
+//                    paints them, over the N labels shown; NAME its frame's
 'use strict';
 const path = require('path');
 
@@ -46,6 +56,85 @@ function frames() {
 		return { name: t[0], kind: cls[0], dim: cls.includes('dim'),
 			 shown: g.style.display != 'none', x: r.x, y: r.y, w: r.width };
 	});
+}
+
+// What the window shows (the step "screen"), in the page.
+function screen() {
+	const fs = frames();
+	const sy = window.scrollY, sx = window.scrollX, h = window.innerHeight, w = window.innerWidth;
+	// Is (page x, y) in the window, and the element there frame f's own?
+	const seen = (f) => {
+		const x = f.x + Math.min(f.w / 2, 50) - sx, y = f.y + 7 - sy;
+		if (x < 0 || x >= w || y < 0 || y >= h)
+			return false;
+		const e = document.elementFromPoint(x, y);
+		if (!e)
+			return false;
+		if (window.geom)
+			return e.id == 'flame';
+		const g = e.closest('g');
+		return !!g && !!g.f && g.f.name == f.name && Math.abs(g.getBoundingClientRect().top + sy - f.y) < 1;
+	};
+	const inView = (id) => {
+		const e = document.getElementById(id);
+		if (!e)
+			return false;
+		const r = e.getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= h && r.height > 0;
+	};
+	const root = fs.find((f) => f.kind == 'r');
+	const byDepth = new Map();
+	for (const f of fs) {
+		const d = Math.round(Math.abs(f.y - root.y) / 16);
+		if (!byDepth.has(d) || byDepth.get(d).w < f.w)
+			byDepth.set(d, f);
+	}
+	let levels = 0;
+	while (levels < 10 && byDepth.has(levels) && seen(byDepth.get(levels)))
+		levels++;
+	return [w, h, 'scroll', Math.round(sy), 'root', seen(root) ? 1 : 0, 'levels', levels,
+		'head', inView('search') ? 1 : 0, 'foot', inView('foot') ? 1 : 0];
+}
+
+// The least contrast of a label on its frame (the step "contrast").
+function contrast() {
+	const rgb = (c) => {
+		if (c[0] == '#')
+			return [1, 3, 5].map((i) => parseInt(c.substr(i, 2), 16));
+		return c.match(/[0-9.]+/g).slice(0, 3).map(Number);
+	};
+	const lum = (c) => rgb(c).map((v) => {
+		v /= 255;
+		return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+	}).reduce((l, v, i) => l + [0.2126, 0.7152, 0.0722][i] * v, 0);
+	const ratio = (a, b) => {
+		const x = lum(a) + 0.05, y = lum(b) + 0.05;
+		return Math.max(x, y) / Math.min(x, y);
+	};
+	let min = Infinity, n = 0, worst = '-';
+	const pairs = [];
+	if (window.geom) {
+		for (const f of window.geom())
+			if (f.shown && f.ink)
+				pairs.push([f.fill, f.ink, f.name]);
+	} else {
+		for (const g of document.querySelectorAll('#frames > g')) {
+			const t = g.querySelector('text');
+			if (g.style.display == 'none' || !t || !t.textContent)
+				continue;
+			pairs.push([getComputedStyle(g.querySelector('rect')).fill, getComputedStyle(t).fill,
+				    g.querySelector('title').textContent.split('\n')[0]]);
+		}
+	}
+	for (const [bg, fg, name] of pairs) {
+		const r = ratio(bg, fg);
+		n++;
+		if (r < min) {
+			min = r;
+			worst = name.replace(/ /g, '_');
+		}
+	}
+	return [n ? min.toFixed(2) : '-', n, worst];
 }
 
 // Width covered by frames, one inside another counted once.
@@ -159,6 +248,13 @@ async function main() {
 			const fs = await all();
 			const f = fs.find((g) => g.name == arg);
 			out('rows', root(fs).y.toFixed(0), f ? f.y.toFixed(0) : '-');
+		} else if (step == 'viewport') {
+			await page.setViewport({ width: +arg, height: +steps[i + 2] });
+			i += 2;
+		} else if (step == 'screen') {
+			out('screen', ...(await page.evaluate(`(() => { ${frames}; return (${screen})(); })()`)));
+		} else if (step == 'contrast') {
+			out('contrast', ...(await page.evaluate(`(${contrast})()`)));
 		} else if (step == 'screenshot') {
 			i++;
 			await page.screenshot({ path: arg, fullPage: true });

@@ -8,6 +8,7 @@
  *   - with an argument FILE: an SVG of hostile frame names written there,
  *     for tests/83-flamegraph.t to parse and open in Chromium.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,46 @@ static void test_layout(void)
 	flame_free(f);
 }
 
+/* WCAG 2's contrast ratio of two "#rrggbb" colours (flame_ink's measure). */
+static double contrast(const char *a, const char *b)
+{
+	double l[2];
+	const char *c[2] = { a, b };
+	for (int k = 0; k < 2; k++) {
+		unsigned long v = strtoul(c[k] + 1, NULL, 16);
+		double s = 0, w[3] = { 0.2126, 0.7152, 0.0722 };
+		for (int i = 0; i < 3; i++) {
+			double x = ((v >> (16 - 8 * i)) & 0xff) / 255.0;
+			s += w[i] * (x <= 0.03928 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4));
+		}
+		l[k] = s + 0.05;
+	}
+	return l[0] > l[1] ? l[0] / l[1] : l[1] / l[0];
+}
+
+/* Every label readable: flame_ink's colour on any fill, >= 4.5:1 (WCAG AA). */
+static void test_ink(void)
+{
+	double worst = 99;
+	char fill[8], at[8] = "";
+	/* Every colour with channels in steps of 5 (52^3 of them), and 255. */
+	for (unsigned r = 0; r < 256; r += 5)
+		for (unsigned g = 0; g < 256; g += 5)
+			for (unsigned b = 0; b < 256; b += 5) {
+				snprintf(fill, sizeof(fill), "#%02x%02x%02x", r, g, b);
+				double q = contrast(fill, flame_ink(fill));
+				if (q < worst) {
+					worst = q;
+					memcpy(at, fill, sizeof(at));
+				}
+			}
+	ok(worst >= 4.5, "flame_ink: every fill's label at least 4.5:1 (least %.2f, on %s)",
+	   worst, at);
+	ok(strcmp(flame_ink("#283c8c"), "#ffffff") == 0 && strcmp(flame_ink("#0000ff"), "#ffffff") == 0 &&
+	   strcmp(flame_ink("#ff0000"), "#000000") == 0,
+	   "flame_ink: white on navy and blue, black on red");
+}
+
 /* An SVG whose frames have the names a hostile binary could give. */
 static int write_hostile(const char *path)
 {
@@ -151,9 +192,10 @@ static int write_hostile(const char *path)
 
 int main(int argc, char **argv)
 {
-	plan(argc > 1 ? 25 : 24);
+	plan(argc > 1 ? 27 : 26);
 	test_escaping();
 	test_layout();
+	test_ink();
 	if (argc > 1)
 		is_int(write_hostile(argv[1]), 0, "an SVG of hostile names written to %s", argv[1]);
 	return done();

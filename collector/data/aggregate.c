@@ -709,8 +709,11 @@ static uint32_t offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
 {
 	uint64_t frames[PROBE_MAX_FRAMES + 1];
 	uint32_t n = probe_sample_frames(s, frames + 1);
-	if (n > PROBE_MAX_FRAMES - 1)
-		n = PROBE_MAX_FRAMES - 1;       /* the outermost goes */
+	if (n > PROBE_MAX_FRAMES - 1) {
+		/* No room for the leaf [off-cpu]: cut one more, marked (wire.h). */
+		n = PROBE_MAX_FRAMES - 1;
+		frames[n] = PROBE_FRAME_TRUNCATED;
+	}
 	frames[0] = AGG_FRAME_OFFCPU;
 	return intern_stack(a, frames, n + 1);
 }

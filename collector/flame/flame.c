@@ -434,6 +434,23 @@ void flame_colour(enum flame_kind k, const char *name, char out[8])
 	snprintf(out, 8, "#%02x%02x%02x", v[0], v[1], v[2]);
 }
 
+/* WCAG 2's relative luminance of one sRGB channel (0..255), linearised. */
+static double channel_lum(unsigned v)
+{
+	double c = v / 255.0;
+	return c <= 0.03928 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+
+const char *flame_ink(const char *fill)
+{
+	unsigned long rgb = strtoul(fill + (fill[0] == '#'), NULL, 16);
+	double l = 0.2126 * channel_lum((rgb >> 16) & 0xff) +
+		   0.7152 * channel_lum((rgb >> 8) & 0xff) +
+		   0.0722 * channel_lum(rgb & 0xff);
+	/* Contrast with black (l + 0.05) / 0.05, with white 1.05 / (l + 0.05). */
+	return (l + 0.05) * (l + 0.05) >= 0.0525 ? "#000000" : "#ffffff";
+}
+
 void flame_put_kinds_js(FILE *out, unsigned kinds)
 {
 	fprintf(out, "var KINDS = [");

@@ -37,7 +37,7 @@ enum flame_kind {
 	FK_LIBRARY,     /* a shared object, the vDSO */
 	FK_KERNEL,      /* [kernel] */
 	FK_INLINED,     /* NAME [inlined] */
-	FK_UNKNOWN,     /* no symbol: module+0xOFFSET, [unknown]+0xADDR */
+	FK_UNKNOWN,     /* no symbol: module+0xOFFSET, [unknown]+0xADDR, [truncated] */
 	FK_OFFCPU,      /* --off-cpu: [off-cpu] above a wait, [stack unknown] */
 	FK_COUNT
 };
@@ -113,6 +113,12 @@ const char *flame_kind_name(enum flame_kind k);
 char flame_kind_letter(enum flame_kind k);
 /* A colour "#rrggbb" for a frame of kind k: the kind's hue, varied by name. */
 void flame_colour(enum flame_kind k, const char *name, char out[8]);
+/*
+ * The text colour on fill ("#rrggbb"): "#000000" or "#ffffff", whichever
+ * contrasts more (WCAG 2's contrast ratio, at least 4.58:1 either way);
+ * flame_js.c's ink() is the same for the colours the scripts make.
+ */
+const char *flame_ink(const char *fill);
 
 /*
  * s as XML character data or attribute text: &<>"' escaped, what

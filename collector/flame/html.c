@@ -5,6 +5,9 @@
  * the browser builds no element per frame.  Same features, same script
  * core (flame_js.c); tooltips are the canvas's title.
  *
+ * As the SVG, a flame taller than the window opens scrolled to its root,
+ * the head (title, buttons, legend) and the details line sticky.
+ *
  * Widths are the amounts themselves (integers, exact in JavaScript up to
  * 2^53; a total above that is scaled down), so shares read back from the
  * page are the report's.
@@ -142,12 +145,12 @@ static void put_page_head(FILE *out, const struct report_ctx *c, unsigned width,
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
 	flame_put_xml(out, flame_title(c), 0);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body style=\"width: %upx\">\n"
-		"<div id=\"head\"><span id=\"reset\" class=\"btn\"></span><h1>", flame_css_html, width);
+		"<div id=\"top\"><div id=\"head\"><span id=\"reset\" class=\"btn\"></span><h1>", flame_css_html, width);
 	flame_put_xml(out, flame_title(c), 0);
 	fprintf(out, "</h1><span id=\"search\" class=\"btn\">Search</span>\n<div id=\"sub\">");
 	flame_put_xml(out, sub, 0);
 	fprintf(out, "</div></div>\n<div id=\"bar\"><span id=\"legend\"></span>"
-		"<span id=\"colour\" class=\"btn\">Colour: kind</span></div>\n"
+		"<span id=\"colour\" class=\"btn\">Colour: kind</span></div></div>\n"
 		"<canvas id=\"flame\"></canvas>\n"
 		"<div id=\"foot\"><span id=\"details\"> </span><span id=\"matched\"></span></div>\n"
 		"<noscript>This flame graph is drawn by JavaScript: allow it, or use "

@@ -9,6 +9,12 @@
  * parent.  Geometry is in hundredths of a pixel, rounded from the amounts
  * at both edges, so a child never pokes out of its parent and the script
  * can find a frame's ancestors and descendants by their spans.
+ *
+ * A deep flame is taller than any window, its root at the bottom: the
+ * script scrolls it there on load, and the title, buttons and legend (a
+ * group drawn after the frames, over them) and the details line follow
+ * the window as it scrolls.  Labels are black or white, whichever reads
+ * better on their frame (flame_ink: at least 4.58:1).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -121,7 +127,7 @@ static void put_frame(const struct svg *s, const struct flame_rect *r)
 	if (fit >= 3) {
 		fprintf(out, "<text x=\"");
 		put_cpx(out, x + 100 * XPAD + 300);
-		fprintf(out, "\" y=\"%.1f\">", (double)y + 11.5);
+		fprintf(out, "\" y=\"%.1f\" fill=\"%s\">", (double)y + 11.5, flame_ink(fill));
 		flame_put_xml(out, fr->name, fit);
 		fprintf(out, "</text>");
 	}
@@ -160,16 +166,14 @@ static void put_legend(const struct svg *s, unsigned mask)
 static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 {
 	FILE *out = s->out;
-	char sub[320];
-	flame_subtitle(s->c, s->merged, sub, sizeof(sub));
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
 		"height=\"%u\" viewBox=\"0 0 %u %u\">\n", s->width, height, s->width, height);
 	fprintf(out, "<style type=\"text/css\"><![CDATA[\n%s]]></style>\n", flame_css);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n"
 		"var C = { xpad: %d, plotw: %.0f, y0: %ld, dy: %ld, ty: 11.5, cw: %.1f, "
-		"merged: %.4f, colours: \"%s\" };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W,
-		s->merged, s->base ? "change" : "kind");
+		"merged: %.4f, colours: \"%s\", h: %u };\n", XPAD, s->plotw, s->y0, s->dy, CHAR_W,
+		s->merged, s->base ? "change" : "kind", height);
 	if (s->base)
 		fprintf(out, "var KINDS = [[\"%s\", \"%s\"], [\"%s\", \"%s\"], [\"%s\", \"%s\"]];\n",
 			diff_legend[0][0], diff_legend[0][1], diff_legend[1][0],
@@ -181,6 +185,19 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 		"<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#eeeeb0\" "
 		"offset=\"95%%\"/></linearGradient></defs>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n");
+}
+
+/*
+ * Title, buttons and legend, after the frames: drawn over them when the
+ * script keeps them in view of a picture taller than the window.
+ */
+static void put_controls(const struct svg *s, unsigned kinds)
+{
+	FILE *out = s->out;
+	char sub[320];
+	flame_subtitle(s->c, s->merged, sub, sizeof(sub));
+	fprintf(out, "<g id=\"head\"><rect width=\"100%%\" height=\"%d\" fill=\"#eeeeee\"/>\n",
+		HEAD_H);
 	fprintf(out, "<text id=\"title\" x=\"%u\" y=\"24\">", s->width / 2);
 	flame_put_xml(out, flame_title(s->c), 0);
 	fprintf(out, "</text>\n<text id=\"sub\" x=\"%u\" y=\"42\">", s->width / 2);
@@ -192,13 +209,15 @@ static void put_head(const struct svg *s, unsigned height, unsigned kinds)
 		"Colour: %s</text>\n", XPAD, s->width - XPAD, s->width - XPAD, HEAD_H - 10,
 		s->base ? "change" : "kind");
 	put_legend(s, kinds);
+	fprintf(out, "</g>\n");
 }
 
 static void put_foot(const struct svg *s, unsigned height)
 {
-	fprintf(s->out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
-		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
-		XPAD, height - 10, s->width - XPAD, height - 10);
+	fprintf(s->out, "<g id=\"foot\"><rect y=\"%u\" width=\"100%%\" height=\"%d\" "
+		"fill=\"#eeeeb0\"/>\n<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n"
+		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text></g>\n",
+		height - FOOT_H + 2, FOOT_H - 2, XPAD, height - 10, s->width - XPAD, height - 10);
 	if (!s->total)
 		fprintf(s->out, "<text x=\"%u\" y=\"%d\" text-anchor=\"middle\">no samples "
 			"in this recording</text>\n", s->width / 2, HEAD_H + FRAME_H);
@@ -234,6 +253,7 @@ static int svg_write(struct svg *sp)
 	for (size_t i = 0; i < l.n; i++)
 		put_frame(&s, &l.rects[i]);
 	fprintf(out, "</g>\n");
+	put_controls(&s, flame_kinds(f, &l));
 	put_foot(&s, height);
 	flame_layout_free(&l);
 	return 0;

@@ -105,7 +105,7 @@ static void print_header(const struct report_ctx *c, const struct agg_sample *sm
 static void print_sym(const struct loc *l, const struct rwhere *w, FILE *out)
 {
 	size_t len = strlen(l->sym), sl = strlen(INLINED_SUFFIX);
-	if (!l->named && !l->offcpu) {
+	if (!l->named && !l->offcpu && !l->truncated) {
 		fputs("[unknown]", out);
 		return;
 	}

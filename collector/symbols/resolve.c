@@ -223,11 +223,26 @@ static int offcpu_frame(struct resolver *r, uint64_t addr)
 	return 1;
 }
 
+/*
+ * The mark of a stack cut at the wire's depth (wire.h): "[truncated]", its
+ * own module, where its outermost frames would be.
+ */
+static int truncated_frame(struct resolver *r, uint64_t addr)
+{
+	if (addr != PROBE_FRAME_TRUNCATED)
+		return 0;
+	const char *t = strpool_intern(r->pool, "[truncated]");
+	uint32_t l = anon_loc(r, t, t, t, 0, 0);
+	r->locs[l].truncated = 1;
+	push_frame(r, l, NULL);
+	return 1;
+}
+
 /* Append the frames of one address to r->frames. */
 static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		   int is_return)
 {
-	if (offcpu_frame(r, addr))
+	if (offcpu_frame(r, addr) || truncated_frame(r, addr))
 		return;
 	/* Inside the call instruction, not at the one after it. */
 	uint64_t at = is_return && addr > 0 ? addr - 1 : addr;

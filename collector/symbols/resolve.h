@@ -69,6 +69,7 @@ struct loc {
 	int inlined;            /* 1 for an inlined instance */
 	int kernel;             /* 1 for a kernel address (named or not) */
 	int offcpu;             /* 1 for --off-cpu's "[off-cpu]", "[stack unknown]" */
+	int truncated;          /* 1 for "[truncated]": a stack cut at the wire's depth */
 	const char *fn;         /* sym without " [inlined]" */
 	const char *raw;        /* the name in the binary (mangled), else fn */
 };

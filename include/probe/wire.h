@@ -104,6 +104,9 @@ enum probe_frame_type {
 	 *     nframes x sv delta: frame[i] = frame[i-1] + delta (frame[-1] = 0).
 	 *   frame[0] is the sampled instruction pointer; frame[i > 0] are
 	 *   return addresses, caller after callee, down to the outermost frame.
+	 *   A stack deeper than PROBE_MAX_FRAMES is cut: its last frame is then
+	 *   PROBE_FRAME_TRUNCATED, standing for the callers not sent (readers
+	 *   show "[truncated]"; recordings made before it have no such mark).
 	 */
 	PROBE_F_SAMPLES = 4,
 	/*
@@ -196,6 +199,8 @@ enum probe_unprof_reason {
 #define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
 #define PROBE_FRAME_UNSEEN 0x1u
+/* The outermost frame of a stack cut at PROBE_MAX_FRAMES (SAMPLES). */
+#define PROBE_FRAME_TRUNCATED 0x3u
 
 #define PROBE_JIT_PERFMAP 1u        /* JIT's source: /tmp/perf-PID.map */
 #define PROBE_JIT_DUMP 2u           /* JIT's source: a jitdump file */
