@@ -537,7 +537,7 @@ int cmd_top(int argc, char **argv)
 		probe_oom();
 	t.agg = agg_new();
 	t.syms = symcache_new();
-	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1 };
+	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1, .short_names = 1 };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
 

@@ -117,7 +117,8 @@ static uint32_t intern_loc(struct resolver *r, const struct loc *l)
 /* A function name for display: demangled (if asked), printable, interned. */
 static const char *func_name(struct resolver *r, const char *name)
 {
-	char *dem = r->opts.demangle ? probe_demangle(name) : NULL;
+	char *dem = !r->opts.demangle ? NULL :
+		    r->opts.short_names ? probe_demangle_short(name) : probe_demangle(name);
 	const char *s = intern_printable(r, dem ? dem : name);
 	free(dem);
 	return s;
