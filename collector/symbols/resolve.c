@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "demangle.h"
 #include "hashtab.h"
@@ -34,6 +35,29 @@ struct loc_ent {
 	UT_hash_handle hh;
 };
 
+/*
+ * One file under several names (hard links: /usr/bin/git and
+ * /usr/lib/git-core/git) is one module, named by the first name seen:
+ * path_ent maps each recorded path to the name it goes by, file_ent each
+ * file (device, inode) to that name.
+ */
+struct path_ent {
+	const char *path;       /* interned, as recorded */
+	const char *name;       /* interned: the name of its file */
+	UT_hash_handle hh;
+};
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+};
+struct file_ent {
+	struct file_key key;
+	const char *name;
+	uint8_t build_id_len;
+	uint8_t build_id[PROBE_BUILD_ID_MAX];
+	UT_hash_handle hh;
+};
+
 struct resolver {
 	const struct agg *agg;
 	struct symcache *syms;
@@ -48,6 +72,8 @@ struct resolver {
 	size_t nframes, frames_cap, srcs_cap;
 	int last_hidden;        /* lookup()'s address was in libprobe.so */
 	uint32_t probe_loc;     /* "[probe]", + 1; 0: not made yet */
+	struct path_ent *paths;
+	struct file_ent *files;
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -77,6 +103,16 @@ void resolver_free(struct resolver *r)
 	HASH_ITER(hh, r->loc_index, l, lt) {
 		HASH_DEL(r->loc_index, l);
 		free(l);
+	}
+	struct path_ent *p, *pt;
+	HASH_ITER(hh, r->paths, p, pt) {
+		HASH_DEL(r->paths, p);
+		free(p);
+	}
+	struct file_ent *f, *ft;
+	HASH_ITER(hh, r->files, f, ft) {
+		HASH_DEL(r->files, f);
+		free(f);
 	}
 	free(r->locs);
 	free(r->frames);
@@ -224,6 +260,45 @@ static int offcpu_frame(struct resolver *r, uint64_t addr)
 	return 1;
 }
 
+/*
+ * The name a mapped file goes by (printable, interned): the first recorded
+ * name of the same file, where this machine shows one file (device and
+ * inode) under both names and the recording gave them the same build-id;
+ * else its own.
+ */
+static const char *file_name(struct resolver *r, const struct agg_map *m)
+{
+	const char *path = intern_printable(r, m->path);
+	struct path_ent *p;
+	HASH_FIND_PTR(r->paths, &path, p);
+	if (p)
+		return p->name;
+	p = xcalloc(1, sizeof(*p));
+	p->path = p->name = path;
+	HASH_ADD_PTR(r->paths, path, p);
+	struct stat st;
+	if (stat(m->path, &st) < 0 || !S_ISREG(st.st_mode))
+		return path;
+	struct file_key key;
+	memset(&key, 0, sizeof(key));
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	struct file_ent *f;
+	HASH_FIND(hh, r->files, &key, sizeof(key), f);
+	if (!f) {
+		f = xcalloc(1, sizeof(*f));
+		f->key = key;
+		f->name = path;
+		f->build_id_len = m->build_id_len;
+		memcpy(f->build_id, m->build_id, m->build_id_len);
+		HASH_ADD(hh, r->files, key, sizeof(f->key), f);
+	} else if (f->build_id_len == m->build_id_len &&
+		   memcmp(f->build_id, m->build_id, m->build_id_len) == 0) {
+		p->name = f->name;
+	}
+	return p->name;
+}
+
 /* Append the frames of one address to r->frames. */
 static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		   int is_return)
@@ -251,7 +326,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		return;
 	}
 	r->last_hidden = strcmp(path_basename(m->path), PROBE_LIB_BASENAME) == 0;
-	const char *path = intern_printable(r, m->path);
+	const char *path = file_name(r, m);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
 	uint64_t vaddr = at - m->bias;
