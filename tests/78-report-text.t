@@ -102,15 +102,21 @@ script -qc "stty cols 70; $PROBE report --tree $R" /dev/null >"$T/treetty" 2>&1
 [ "$(widest "$T/treetty")" -le 70 ] && grep -q 'gt::mix' "$T/treetty"
 ok $? "a 70-column terminal: lines of at most 70 characters ($(widest "$T/treetty"))"
 
-# ---- one file, two names (hard links) -----------------------------------
-cp "$GT/gt_leaf" "$T/hl_a" && ln "$T/hl_a" "$T/hl_b" 2>/dev/null
+# ---- one file, two names (hard links), and copies ----------------------
+# hl_b is a hard link of hl_a, c/hl_a a copy under the same basename (one
+# build-id: a row named hl_a could not tell them apart), hl_z a copy under
+# another name (a program of its own to whoever named it so).
+mkdir "$T/c" && cp "$GT/gt_leaf" "$T/hl_a" && ln "$T/hl_a" "$T/hl_b" 2>/dev/null &&
+	cp "$T/hl_a" "$T/c/hl_a" && cp "$T/hl_a" "$T/hl_z"
 if [ "$(stat -c %h "$T/hl_a" 2>/dev/null)" = 2 ]; then
 	H=$T/hl.probe
-	"$PROBE" record -q -o "$H" -- sh -c "$T/hl_a 40 >/dev/null; $T/hl_b 40 >/dev/null" 2>>"$T/err"
+	"$PROBE" record -q -o "$H" -- sh -c "for p in hl_a hl_b c/hl_a hl_z; do $T/\$p 30 >/dev/null; done" 2>>"$T/err"
 	"$PROBE" report --sort dso "$H" >"$T/hldso" 2>>"$T/err"
-	is "$(grep -c '  hl_[ab]$' "$T/hldso")" 1 "--sort dso: hl_a and its hard link hl_b are one row"
+	[ "$(grep -c '  hl_[ab]$' "$T/hldso")" = 1 ] && [ "$(grep -c '  hl_z$' "$T/hldso")" = 1 ]
+	ok $? "--sort dso: hl_a, its hard link hl_b and its copy c/hl_a are one row, the copy hl_z another"
+	[ "$_tap_fail" -eq 0 ] || sed -n '5,$s/^/#   /p' "$T/hldso"
 	"$PROBE" report "$H" >"$T/hlsym" 2>>"$T/err"
-	is "$(grep -c '  leaf_five  ' "$T/hlsym")" 1 "and leaf_five one row, not one per name"
+	is "$(grep -c '  leaf_five  *hl_a$' "$T/hlsym")" 1 "and leaf_five of hl_a one row, not one per name"
 	"$PROBE" report --sort pid,tid "$H" >"$T/ids" 2>>"$T/err"
 	awk '/^#.*Pid:Command/ { hp = index($0, "Pid:") + 3; ht = index($0, "Tid:") + 3; next }
 		/^#/ { next }

@@ -39,22 +39,19 @@ struct loc_ent {
  * One file under several names (hard links: /usr/bin/git and
  * /usr/lib/git-core/git) is one module, named by the first name seen:
  * path_ent maps each recorded path to the name it goes by, file_ent each
- * file (device, inode) to that name.
+ * file to that name, by two keys: "I" device and inode (with the build-id
+ * recorded: the same file then), and "B" basename and build-id (copies of
+ * one file, which a row, named by basename, could not tell apart).
  */
 struct path_ent {
 	const char *path;       /* interned, as recorded */
 	const char *name;       /* interned: the name of its file */
 	UT_hash_handle hh;
 };
-struct file_key {
-	dev_t dev;
-	ino_t ino;
-};
 struct file_ent {
-	struct file_key key;
+	unsigned char *key;
+	size_t len;
 	const char *name;
-	uint8_t build_id_len;
-	uint8_t build_id[PROBE_BUILD_ID_MAX];
 	UT_hash_handle hh;
 };
 
@@ -112,6 +109,7 @@ void resolver_free(struct resolver *r)
 	struct file_ent *f, *ft;
 	HASH_ITER(hh, r->files, f, ft) {
 		HASH_DEL(r->files, f);
+		free(f->key);
 		free(f);
 	}
 	free(r->locs);
@@ -260,11 +258,23 @@ static int offcpu_frame(struct resolver *r, uint64_t addr)
 	return 1;
 }
 
+/* "I" dev ino build-id, or "B" basename NUL build-id: a file_ent key. */
+static unsigned char *file_key(char kind, const void *id, size_t idlen,
+			       const struct agg_map *m, size_t *len)
+{
+	*len = 1 + idlen + m->build_id_len;
+	unsigned char *k = xmalloc(*len);
+	k[0] = (unsigned char)kind;
+	memcpy(k + 1, id, idlen);
+	memcpy(k + 1 + idlen, m->build_id, m->build_id_len);
+	return k;
+}
+
 /*
  * The name a mapped file goes by (printable, interned): the first recorded
  * name of the same file, where this machine shows one file (device and
- * inode) under both names and the recording gave them the same build-id;
- * else its own.
+ * inode) under both names and the recording gave them the same build-id,
+ * or where both have the same basename and build-id; else its own.
  */
 static const char *file_name(struct resolver *r, const struct agg_map *m)
 {
@@ -276,25 +286,33 @@ static const char *file_name(struct resolver *r, const struct agg_map *m)
 	p = xcalloc(1, sizeof(*p));
 	p->path = p->name = path;
 	HASH_ADD_PTR(r->paths, path, p);
+
+	struct file_ent *found[2] = { NULL, NULL };
+	unsigned char *keys[2] = { NULL, NULL };
+	size_t lens[2] = { 0, 0 };
 	struct stat st;
-	if (stat(m->path, &st) < 0 || !S_ISREG(st.st_mode))
-		return path;
-	struct file_key key;
-	memset(&key, 0, sizeof(key));
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	struct file_ent *f;
-	HASH_FIND(hh, r->files, &key, sizeof(key), f);
-	if (!f) {
-		f = xcalloc(1, sizeof(*f));
-		f->key = key;
-		f->name = path;
-		f->build_id_len = m->build_id_len;
-		memcpy(f->build_id, m->build_id, m->build_id_len);
-		HASH_ADD(hh, r->files, key, sizeof(f->key), f);
-	} else if (f->build_id_len == m->build_id_len &&
-		   memcmp(f->build_id, m->build_id, m->build_id_len) == 0) {
-		p->name = f->name;
+	if (stat(m->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t id[2] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+		keys[0] = file_key('I', id, sizeof(id), m, &lens[0]);
+	}
+	if (m->build_id_len) {
+		const char *base = path_basename(path);
+		keys[1] = file_key('B', base, strlen(base) + 1, m, &lens[1]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (keys[i])
+			HASH_FIND(hh, r->files, keys[i], lens[i], found[i]);
+	p->name = found[0] ? found[0]->name : found[1] ? found[1]->name : path;
+	for (int i = 0; i < 2; i++) {
+		if (!keys[i] || found[i]) {
+			free(keys[i]);
+			continue;
+		}
+		struct file_ent *f = xcalloc(1, sizeof(*f));
+		f->key = keys[i];
+		f->len = lens[i];
+		f->name = p->name;
+		HASH_ADD_KEYPTR(hh, r->files, f->key, f->len, f);
 	}
 	return p->name;
 }
