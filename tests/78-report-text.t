@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 unset COLUMNS
 [ -x "$GT/gt_cxxnames" ] || skip_all "gt_cxxnames not built (needs a C++ compiler)"
-plan 21
+plan 22
 
 # samples_named FILE NAME: the Samples column of the first row whose first
 # key column (Function) is exactly NAME; empty when there is none.  Columns
@@ -70,6 +70,9 @@ awk '/^# probe top:/ { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }
 grep -q '  gt::Box<int>::get  ' "$T/toplast" && ! grep -q 'gt::mix(\|) const' "$T/toplast"
 ok $? "top: the same names"
 [ "$_tap_fail" -eq 0 ] || sed -n '5,10s/^/#   /p' "$T/toplast"
+"$PROBE" top --signatures -d 0.5 --exit -- "$GT/gt_cxxnames" 30 >/dev/null 2>"$T/top2"
+grep -q '  gt::Box<int>::get(long) const  ' "$T/top2"
+ok $? "top --signatures: the full ones"
 
 # ---- --percent-limit on the column rows sort by -------------------------
 "$PROBE" report --percent-limit 1 "$R" >"$T/lim" 2>>"$T/err"
