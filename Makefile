@@ -181,6 +181,12 @@ $(BUILD)/tests/gen_recording: tests/gen_recording.c $(wildcard include/probe/*.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
 
+# C++ names as the text reports show them (tests/78-report-text.t).
+all: $(BUILD)/tests/gt_cxxnames
+$(BUILD)/tests/gt_cxxnames: tests/gt_cxxnames.cc tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
 # Fault-matrix programs (tests/6x-*.t) that the gt_% rule does not cover:
 # C++ exceptions across a linked and a dlopen'ed shared object.
 CXX ?= g++

@@ -87,9 +87,9 @@ ok $? "--sort srcline keys rows by line alone"
 
 # --- C++ and Rust names --------------------------------------------------------
 record "$T/cxx.probe" "$GT/gt_cxx" 1500; ok $? "gt_cxx: recorded"
-report --sort sym "$T/cxx.probe"
+report --signatures --sort sym "$T/cxx.probe"
 c=$(share "$T/r" "gt::Acc<double>::spin(long)"); within "$c" 100 2
-ok $? "C++ demangled: gt::Acc<double>::spin(long) $c %"
+ok $? "C++ demangled (--signatures): gt::Acc<double>::spin(long) $c %"
 report --no-demangle --sort sym "$T/cxx.probe"
 c=$(share "$T/r" "_ZN2gt3AccIdE4spinEl"); within "$c" 100 2
 ok $? "--no-demangle: _ZN2gt3AccIdE4spinEl $c %"

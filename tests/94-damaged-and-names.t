@@ -559,8 +559,8 @@ ok $? "the generator of nested frames and of damage before a HELLO builds and ru
 # reported.
 { cat "$T/nest8.probe"; tail -c +17 "$T/hello.probe"; } >"$T/nest8good.probe"
 elapsed "$PROBE" report --sort pid,comm "$T/nest8good.probe" >"$T/out" 2>"$T/err"
-[ "$st" -eq 0 ] && grep -Eq ' 50  200:afterdamage  afterdamage$' "$T/out" &&
-	grep -Eq ' 30  100:before  +before$' "$T/out" && ! grep -q forged "$T/err" &&
+[ "$st" -eq 0 ] && grep -Eq ' 50 +200:afterdamage  afterdamage$' "$T/out" &&
+	grep -Eq ' 30 +100:before  +before$' "$T/out" && ! grep -q forged "$T/err" &&
 	awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
 ok $? "16 MiB of nested frames 8 bytes apart whose CRCs match, then frames: read in $secs s (exit $st; under 10 s; was 6 s a MiB), all 80 samples after them reported"
 [ "$st" -eq 0 ] || sed 's/^/#   /' "$T/err"
@@ -573,8 +573,8 @@ grep -q '^probe: warning: .*read up to byte [0-9]* only: .*forged' "$T/err" &&
 ok $? "16 MiB of them each after a THREAD frame: given up in $secs s (exit $st), saying so: $(grep forged "$T/err" | head -c 200)"
 
 elapsed "$PROBE" report --sort pid,comm "$T/hello.probe" >"$T/out" 2>"$T/err"
-[ "$st" -eq 0 ] && grep -Eq '^ +[0-9.]+% +[0-9.]+% +50  200:afterdamage  afterdamage$' "$T/out" &&
-	grep -Eq '^ +[0-9.]+% +[0-9.]+% +30  100:before  +before$' "$T/out"
+[ "$st" -eq 0 ] && grep -Eq '^ +[0-9.]+% +[0-9.]+% +50 +200:afterdamage  afterdamage$' "$T/out" &&
+	grep -Eq '^ +[0-9.]+% +[0-9.]+% +30 +100:before  +before$' "$T/out"
 ok $? "damage right before a HELLO (flags KSTATE, KERNEL): its process's 50 samples reported under its name"
 [ "$st" -eq 0 ] || sed 's/^/#   /' "$T/out" "$T/err"
 grep -q 'damaged part of the recording (37 bytes in all, the first at byte 521)' "$T/err" &&

@@ -12,6 +12,8 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PROBE=$BUILD/probe
 LIBPROBE=$BUILD/libprobe.so
 GT=$BUILD/tests
+# The tree's lines are cut to $COLUMNS where it is set: tests read them whole.
+unset COLUMNS
 T=$(mktemp -d /tmp/probe-test.XXXXXX)
 chmod 0777 "$T"
 trap 'rm -rf "$T"' EXIT

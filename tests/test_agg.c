@@ -350,6 +350,30 @@ static void test_demangle(void)
 	ok(probe_demangle("_ZN3foo") == NULL, "a broken mangled name is left alone");
 }
 
+/* Without parameter lists, as perf report shows names (but with -v). */
+static void test_demangle_short(void)
+{
+	static const struct { const char *in, *want; } cases[] = {
+		{ "_ZN2gt3AccIdE4spinEl", "gt::Acc<double>::spin" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "_ZNKR1S1fEv", "S::f" },                                     /* const & */
+		{ "_ZZL2stiENKUliE_clEi", "st(int)::{lambda(int)#1}::operator()" },
+		{ "_ZNK1SclEi", "S::operator()" },
+		{ "_ZStltIcSt11char_traitsIcESaIcEEbRKNSt7__cxx1112basic_stringIT_T0_T1_EESA_",
+		  "std::operator< <char, std::char_traits<char>, std::allocator<char> >" },
+		{ "_Z3fooi.cold", "foo" },                                     /* [clone .cold] */
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = probe_demangle_short(cases[i].in);
+		ok(d && strcmp(d, cases[i].want) == 0, "short %s -> %s", cases[i].in,
+		   d ? d : "(null)");
+		free(d);
+	}
+	ok(probe_demangle_short("main") == NULL, "a C name is left alone");
+}
+
 /* Where names come from, for the test programs in DIR (argv[1]). */
 static void test_sources(const char *dir)
 {
@@ -371,12 +395,13 @@ static void test_sources(const char *dir)
 
 int main(int argc, char **argv)
 {
-	plan(9 + 6 + 2 + 2 + 11 + (argc > 1 ? 3 : 0));
+	plan(9 + 6 + 2 + 2 + 11 + 9 + (argc > 1 ? 3 : 0));
 	test_generations();
 	test_jit();
 	test_encodings();
 	test_skip_fuzz();
 	test_demangle();
+	test_demangle_short();
 	if (argc > 1)
 		test_sources(argv[1]);
 	return done();

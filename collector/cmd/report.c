@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ void report_usage(FILE *out)
 		"                    [--comms C,..] [--pid P,..] [--tid T,..]\n"
 		"                    [--dsos D,..] [--symbols S,..] [--time START,END]\n"
 		"                    [--header | --header-only] [-n] [-q]\n"
-		"                    [--no-demangle] [--no-inline] [--stdio]\n"
+		"                    [--no-demangle] [--signatures] [--no-inline] [--stdio]\n"
 		"                    [--title TEXT] [--width PX] [--inverted]\n"
 		"                    [--max-memory MIB] [-G]\n"
 		"\n"
@@ -60,7 +61,9 @@ void report_usage(FILE *out)
 	fprintf(out,
 		"  -o, --output OUT       write the report to OUT (made whole, then\n"
 		"                         renamed into place) instead of standard output\n"
-		"  --tree                 same as --format tree\n"
+		"  --tree                 same as --format tree (its lines cut to $COLUMNS,\n"
+		"                         else a terminal's width, \"..\" at the cut;\n"
+		"                         COLUMNS=0 or -o FILE: whole lines)\n"
 		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
 		"                         comm (thread name), exe, sym, dso, srcline\n"
 		"                         (default sym,dso); event: each event on its\n"
@@ -69,12 +72,19 @@ void report_usage(FILE *out)
 		"                         DWARF; [module] where there is none): the same\n"
 		"                         as --sort srcline,sym\n"
 		"  -M, --no-demangle      show C++ and Rust names as they are in the binary\n"
+		"  --signatures           text and tree: C++ names with their parameter\n"
+		"                         lists (gt::mix(int) const), overloads apart;\n"
+		"                         by default they show as perf shows them\n"
+		"                         (gt::mix); other formats always have them\n"
+		"                         (also --full-names)\n"
 		"  --no-inline            no inline frames (by default functions inlined at\n"
 		"                         a sampled address are frames of their own, shown\n"
 		"                         as NAME [inlined], where DWARF describes them)\n"
-		"  --percent-limit PCT    hide rows (tree: nodes) under PCT %% of the total\n"
-		"                         (default 0 for text, 0.5 for the tree and for\n"
-		"                         text on a terminal, which says what it hid)\n"
+		"  --percent-limit PCT    hide rows under PCT %% in the column they sort by\n"
+		"                         (Self; Total with --children), tree nodes under\n"
+		"                         PCT %% Total (default 0 for text, 0.5 for the\n"
+		"                         tree and for text on a terminal, which says\n"
+		"                         what it hid)\n"
 		"  --children             perf's default: Total (self and callees) before\n"
 		"                         Self, rows by Total (probe's default: Self,\n"
 		"                         Total, rows by Self)\n"
@@ -116,6 +126,23 @@ void report_usage(FILE *out)
 }
 
 #define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
+
+/*
+ * The width the tree's lines are cut to on standard output: $COLUMNS
+ * where it is set to a number (0: whole lines), else a terminal's; 0:
+ * not cut.
+ */
+static unsigned terminal_columns(void)
+{
+	const char *env = getenv("COLUMNS");
+	uint64_t v;
+	if (env && *env && parse_u64(env, &v) == 0)
+		return v > 100000 ? 100000 : (unsigned)v;
+	struct winsize ws;
+	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
+}
 
 /* "event" among the keys: each event on its own (*by_event). */
 static int parse_keys(const char *s, struct report_opts *o, int *by_event)
@@ -549,6 +576,7 @@ enum {
 	OPT_HEADER_ONLY,
 	OPT_EVENT,
 	OPT_MAX_MEMORY,
+	OPT_SIGNATURES,
 };
 
 /* Does the recording (agg) hold an event named name? */
@@ -737,6 +765,8 @@ int cmd_report(int argc, char **argv)
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
+		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -748,7 +778,7 @@ int cmd_report(int argc, char **argv)
 	o.resolve.demangle = 1;
 	o.resolve.inline_frames = 1;
 	struct filters fl = { 0 };
-	int header = 0, want_tree = 0, format_set = 0, by_event = 0;
+	int header = 0, want_tree = 0, format_set = 0, by_event = 0, signatures = 0;
 	const char *event = NULL;
 	char msg[256];
 	char **owned;
@@ -834,6 +864,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			event = optarg;
+			break;
+		case OPT_SIGNATURES:
+			signatures = 1;
 			break;
 		case OPT_MAX_MEMORY:
 			if (parse_u64(optarg, &memory_mib) < 0 || memory_mib > (1u << 30)) {
@@ -936,6 +969,13 @@ int cmd_report(int argc, char **argv)
 	else if (want_tree == -1 && o.format == format_find("tree") && !format_set)
 		o.format = format_find("text");
 	texty = o.format == format_find("text") || o.format == format_find("stdio");
+	/*
+	 * The terminal's reports name C++ functions as perf does, without
+	 * their parameter lists; the formats other tools read keep the full
+	 * signature (pprof, speedscope and flame graphs merge frames by name,
+	 * and overloads must stay apart there).
+	 */
+	o.resolve.short_names = !signatures && (texty || o.format == format_find("tree"));
 	if (header == 1 && !texty && o.format != format_find("tree")) {
 		usage_error("--header is for the text reports (text, tree), not --format %s: "
 			    "use --header-only for the header alone", o.format->name);
@@ -945,6 +985,8 @@ int cmd_report(int argc, char **argv)
 		usage_error("--format %s is binary: give -o FILE, or pipe it", o.format->name);
 		goto out;
 	}
+	if (o.format == format_find("tree") && !o.output)
+		o.columns = terminal_columns();
 	/* A terminal shows what fits: rows over 0.5 %, and how many are not. */
 	if (texty && !o.output && !o.percent_limit_set && !o.quiet && isatty(1)) {
 		o.percent_limit = 0.5;

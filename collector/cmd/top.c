@@ -84,6 +84,8 @@ void top_usage(FILE *out)
 		"                      (a wait shows when it ends)\n"
 		"      --exit          end as soon as CMD has exited (default: keep the\n"
 		"                      last view until q)\n"
+		"      --signatures    C++ names with their parameter lists (by default\n"
+		"                      without, as perf shows them)\n"
 		"  -h, --help          this help\n"
 		"\n"
 		"Keys: q quit, ? help, s sort (self/total/name), g group (function/module/\n"
@@ -384,6 +386,11 @@ static void run_loop(struct top *t)
 
 /* ---- set-up --------------------------------------------------------- */
 
+/* --signatures: C++ names in full (resolve.h); kept apart from top_opts,
+   which the view's files share, as only the resolver's set-up reads it. */
+static int top_signatures;
+enum { OPT_SIGNATURES = 0x200 };
+
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
 	static const struct option longopts[] = {
@@ -395,12 +402,15 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "count", required_argument, NULL, 'c' },
 		{ "exit", no_argument, NULL, 'x' },
 		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
+		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
+		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	o->delay = 1.0;
 	o->nrows = 20;
+	top_signatures = 0;
 	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
@@ -438,6 +448,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case 'x':
 			o->exit_at_end = 1;
+			break;
+		case OPT_SIGNATURES:
+			top_signatures = 1;
 			break;
 		case 'h':
 			top_usage(stdout);
@@ -540,7 +553,8 @@ int cmd_top(int argc, char **argv)
 		probe_oom();
 	t.agg = agg_new();
 	t.syms = symcache_new();
-	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1 };
+	struct resolve_opts ro = { .demangle = 1, .inline_frames = 1,
+				   .short_names = !top_signatures };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
 

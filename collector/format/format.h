@@ -59,6 +59,8 @@ struct report_opts {
 				   -1 --no-children (Self only) */
 	int callee;             /* tree: -g callee, leaves at the root */
 	int quiet;              /* -q: no header lines */
+	unsigned columns;       /* tree: cut lines to this many characters (the
+				   terminal's width); 0: whole lines */
 	const char *filter_line;        /* "# filter: ..." or NULL */
 	const char *time_line;          /* "# time: ..." or NULL */
 	struct resolve_opts resolve;    /* demangling, inline frames */

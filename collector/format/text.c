@@ -5,7 +5,9 @@
  * Self is credited to the key of the leaf frame; Total to every distinct key
  * on the stack, once per stack (recursion does not count twice).  Keys that
  * do not depend on the frame (pid, tid, comm, exe) give Self = Total.
- * Rows sort by Self, then Total, then their text.
+ * Rows sort by Self, then Total, then their text (--children: by Total
+ * first); --percent-limit hides the rows under it in the column they sort
+ * by, so a terminal's first screen is the top of that column.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -120,14 +122,19 @@ static struct row *get_row(struct text *t, const struct agg_count *k, const stru
 	return r;
 }
 
+/* Digits of an id (pid_max is at most 4194304), as perf prints them. */
+#define ID_WIDTH 7
+
 static char *column_text(const struct report_ctx *c, const struct row *r, enum sort_key k)
 {
 	const struct agg_image *im = agg_image(c->agg, r->image);
 	switch (k) {
+	/* perf's Pid:Command: the ids right-aligned, so the colons line up. */
 	case KEY_PID:
-		return xasprintf("%u:%s", im->pid, im->name);
+		return xasprintf("%*u:%s", ID_WIDTH, im->pid, im->name);
 	case KEY_TID:
-		return xasprintf("%u:%s", r->tid, report_thread_name(c->agg, r->image, r->tid));
+		return xasprintf("%*u:%s", ID_WIDTH, r->tid,
+				 report_thread_name(c->agg, r->image, r->tid));
 	case KEY_COMM:
 		return xstrdup(report_thread_name(c->agg, r->image, r->tid));
 	case KEY_EXE:
@@ -149,7 +156,8 @@ static char *column_text(const struct report_ctx *c, const struct row *r, enum s
 static const char *column_header(enum sort_key k)
 {
 	static const char *const h[KEY_COUNT] = {
-		[KEY_PID] = "Pid", [KEY_TID] = "Tid", [KEY_COMM] = "Comm",
+		/* The colon above the ids' colons (ID_WIDTH). */
+		[KEY_PID] = "    Pid:Command", [KEY_TID] = "    Tid:Command", [KEY_COMM] = "Comm",
 		[KEY_EXE] = "Exe", [KEY_SYM] = "Function", [KEY_DSO] = "Module",
 		[KEY_SRCLINE] = "Source line",
 	};
@@ -233,8 +241,8 @@ int report_text(const struct report_ctx *c, FILE *out)
 		/* --no-children: perf lists what has samples of its own. */
 		if (o->children < 0 && r->self_samples == 0)
 			continue;
-		if (report_pct(c, r->self) < o->percent_limit &&
-		    (o->children < 0 || report_pct(c, r->total) < o->percent_limit)) {
+		/* The limit is on the column the rows sort by, as perf's is. */
+		if (report_pct(c, o->children == 1 ? r->total : r->self) < o->percent_limit) {
 			hidden++;
 			continue;
 		}
@@ -296,8 +304,9 @@ int report_text(const struct report_ctx *c, FILE *out)
 		fputc('\n', out);
 	}
 	if (o->tty_limit && hidden && !o->quiet)
-		fprintf(out, "# %zu row%s under %g %% hidden (on a terminal; --percent-limit 0 "
-			"shows every row)\n", hidden, hidden == 1 ? "" : "s", o->percent_limit);
+		fprintf(out, "# %zu row%s under %g %% hidden (%s, on a terminal; --percent-limit 0 "
+			"shows every row)\n", hidden, hidden == 1 ? "" : "s", o->percent_limit,
+			o->children == 1 ? "Total" : "Self");
 	free(vec);
 
 	free(t.by_loc);

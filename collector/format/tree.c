@@ -9,6 +9,10 @@
  * hottest line).
  * Children are ordered by Total; nodes under the percent limit (default
  * 0.5) are left out with everything below them.
+ * The module follows in brackets, as perf writes it: one already
+ * bracketed ([kernel.kallsyms], [vdso]) is not wrapped again.  With
+ * opts.columns (a terminal's width) each line is cut to it, ".." at the
+ * cut: a deep tree stays one line per node.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -153,14 +157,45 @@ static int cmp_child(const void *x, const void *y)
 	return strcmp(resolver_loc(sort_res, a->loc)->sym, resolver_loc(sort_res, b->loc)->sym);
 }
 
+/* The marker at the end of a line cut to the terminal's width. */
+#define CUT_MARK ".."
+
+/*
+ * s and a newline, cut to cols columns (0: whole) with CUT_MARK in its
+ * last ones.  A column is a character: UTF-8 continuation bytes take
+ * none, and a character is never cut in two.
+ */
+static void put_line(FILE *out, const char *s, unsigned cols)
+{
+	size_t n = 0, cut = 0;
+	unsigned used = 0, keep = cols > strlen(CUT_MARK) ? cols - (unsigned)strlen(CUT_MARK) : 0;
+	for (; s[n]; n++) {
+		if (((unsigned char)s[n] & 0xc0) == 0x80)
+			continue;
+		if (used == keep)
+			cut = n;
+		used++;
+	}
+	if (!cols || used <= cols) {
+		fprintf(out, "%s\n", s);
+		return;
+	}
+	fprintf(out, "%.*s%s\n", (int)cut, s, CUT_MARK);
+}
+
 static void print_node(struct printer *p, uint32_t id, int depth)
 {
 	const struct tnode *nd = &p->t->nodes[id];
 	if (id != 0) {
 		const struct loc *l = resolver_loc(p->c->res, nd->loc);
-		fprintf(p->out, "%8.2f%% %8.2f%%  %*s%s%s%s  [%s]\n", report_pct(p->c, nd->total),
-			report_pct(p->c, nd->self), 2 * depth, "", l->sym,
-			nd->line ? "  " : "", nd->line ? nd->line : "", l->dso);
+		int bracketed = l->dso[0] == '[';
+		char *s = xasprintf("%8.2f%% %8.2f%%  %*s%s%s%s  %s%s%s",
+				    report_pct(p->c, nd->total), report_pct(p->c, nd->self),
+				    2 * depth, "", l->sym, nd->line ? "  " : "",
+				    nd->line ? nd->line : "", bracketed ? "" : "[", l->dso,
+				    bracketed ? "" : "]");
+		put_line(p->out, s, p->c->opts->columns);
+		free(s);
 	}
 	if (!nd->nchildren)
 		return;

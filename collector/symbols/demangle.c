@@ -12,10 +12,24 @@
 
 #include <libiberty/demangle.h>
 
-char *probe_demangle(const char *name)
+static char *demangle(const char *name, int flags)
 {
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
 	/* DMGL_AUTO: Rust first (its legacy names are valid C++ ones too). */
-	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	return cplus_demangle(name, flags | DMGL_ANSI | DMGL_AUTO);
+}
+
+char *probe_demangle(const char *name)
+{
+	return demangle(name, DMGL_PARAMS);
+}
+
+char *probe_demangle_short(const char *name)
+{
+	/* Without DMGL_PARAMS libiberty leaves out the outermost function's
+	   parameters and qualifiers alone: a lambda's or a local class's
+	   enclosing function keeps its own, as perf shows them. */
+	char *s = demangle(name, 0);
+	return s ? s : probe_demangle(name);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "demangle.h"
 #include "hashtab.h"
@@ -34,6 +35,26 @@ struct loc_ent {
 	UT_hash_handle hh;
 };
 
+/*
+ * One file under several names (hard links: /usr/bin/git and
+ * /usr/lib/git-core/git) is one module, named by the first name seen:
+ * path_ent maps each recorded path to the name it goes by, file_ent each
+ * file to that name, by two keys: "I" device and inode (with the build-id
+ * recorded: the same file then), and "B" basename and build-id (copies of
+ * one file, which a row, named by basename, could not tell apart).
+ */
+struct path_ent {
+	const char *path;       /* interned, as recorded */
+	const char *name;       /* interned: the name of its file */
+	UT_hash_handle hh;
+};
+struct file_ent {
+	unsigned char *key;
+	size_t len;
+	const char *name;
+	UT_hash_handle hh;
+};
+
 struct resolver {
 	const struct agg *agg;
 	struct symcache *syms;
@@ -48,6 +69,8 @@ struct resolver {
 	size_t nframes, frames_cap, srcs_cap;
 	int last_hidden;        /* lookup()'s address was in libprobe.so */
 	uint32_t probe_loc;     /* "[probe]", + 1; 0: not made yet */
+	struct path_ent *paths;
+	struct file_ent *files;
 };
 
 struct resolver *resolver_new(const struct agg *a, struct symcache *c,
@@ -77,6 +100,17 @@ void resolver_free(struct resolver *r)
 	HASH_ITER(hh, r->loc_index, l, lt) {
 		HASH_DEL(r->loc_index, l);
 		free(l);
+	}
+	struct path_ent *p, *pt;
+	HASH_ITER(hh, r->paths, p, pt) {
+		HASH_DEL(r->paths, p);
+		free(p);
+	}
+	struct file_ent *f, *ft;
+	HASH_ITER(hh, r->files, f, ft) {
+		HASH_DEL(r->files, f);
+		free(f->key);
+		free(f);
 	}
 	free(r->locs);
 	free(r->frames);
@@ -117,7 +151,8 @@ static uint32_t intern_loc(struct resolver *r, const struct loc *l)
 /* A function name for display: demangled (if asked), printable, interned. */
 static const char *func_name(struct resolver *r, const char *name)
 {
-	char *dem = r->opts.demangle ? probe_demangle(name) : NULL;
+	char *dem = !r->opts.demangle ? NULL :
+		    r->opts.short_names ? probe_demangle_short(name) : probe_demangle(name);
 	const char *s = intern_printable(r, dem ? dem : name);
 	free(dem);
 	return s;
@@ -238,6 +273,65 @@ static int truncated_frame(struct resolver *r, uint64_t addr)
 	return 1;
 }
 
+/* "I" dev ino build-id, or "B" basename NUL build-id: a file_ent key. */
+static unsigned char *file_key(char kind, const void *id, size_t idlen,
+			       const struct agg_map *m, size_t *len)
+{
+	*len = 1 + idlen + m->build_id_len;
+	unsigned char *k = xmalloc(*len);
+	k[0] = (unsigned char)kind;
+	memcpy(k + 1, id, idlen);
+	memcpy(k + 1 + idlen, m->build_id, m->build_id_len);
+	return k;
+}
+
+/*
+ * The name a mapped file goes by (printable, interned): the first recorded
+ * name of the same file, where this machine shows one file (device and
+ * inode) under both names and the recording gave them the same build-id,
+ * or where both have the same basename and build-id; else its own.
+ */
+static const char *file_name(struct resolver *r, const struct agg_map *m)
+{
+	const char *path = intern_printable(r, m->path);
+	struct path_ent *p;
+	HASH_FIND_PTR(r->paths, &path, p);
+	if (p)
+		return p->name;
+	p = xcalloc(1, sizeof(*p));
+	p->path = p->name = path;
+	HASH_ADD_PTR(r->paths, path, p);
+
+	struct file_ent *found[2] = { NULL, NULL };
+	unsigned char *keys[2] = { NULL, NULL };
+	size_t lens[2] = { 0, 0 };
+	struct stat st;
+	if (stat(m->path, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t id[2] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino };
+		keys[0] = file_key('I', id, sizeof(id), m, &lens[0]);
+	}
+	if (m->build_id_len) {
+		const char *base = path_basename(path);
+		keys[1] = file_key('B', base, strlen(base) + 1, m, &lens[1]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (keys[i])
+			HASH_FIND(hh, r->files, keys[i], lens[i], found[i]);
+	p->name = found[0] ? found[0]->name : found[1] ? found[1]->name : path;
+	for (int i = 0; i < 2; i++) {
+		if (!keys[i] || found[i]) {
+			free(keys[i]);
+			continue;
+		}
+		struct file_ent *f = xcalloc(1, sizeof(*f));
+		f->key = keys[i];
+		f->len = lens[i];
+		f->name = p->name;
+		HASH_ADD_KEYPTR(hh, r->files, f->key, f->len, f);
+	}
+	return p->name;
+}
+
 /* Append the frames of one address to r->frames. */
 static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		   int is_return)
@@ -265,7 +359,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		return;
 	}
 	r->last_hidden = strcmp(path_basename(m->path), PROBE_LIB_BASENAME) == 0;
-	const char *path = intern_printable(r, m->path);
+	const char *path = file_name(r, m);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);
 	uint64_t vaddr = at - m->bias;

@@ -25,7 +25,8 @@
  *   - Return addresses (every frame but the leaf) are looked up at addr - 1,
  *     which lies inside the call instruction, so a call at the very end of a
  *     function is not credited to the next one, and their line is the call's.
- *   - Names are demangled (C++, Rust) unless opts.demangle is 0.
+ *   - Names are demangled (C++, Rust) unless opts.demangle is 0; with
+ *     opts.short_names, without their parameter lists (demangle.h).
  *   - For formats that keep names and positions apart (pprof): each
  *     location also has its function's name without " [inlined]" (fn) and
  *     as the binary spells it (raw: mangled); resolve_addr_src() gives each
@@ -59,6 +60,10 @@
 struct resolve_opts {
 	int demangle;           /* 1: demangle C++ and Rust names */
 	int inline_frames;      /* 1: expand inline frames from DWARF */
+	int short_names;        /* 1 (with demangle): C++ names without their
+				   parameter lists, as perf shows them
+				   (demangle.h); overloads are then one
+				   location, as they are one name */
 };
 
 struct loc {
