@@ -64,7 +64,7 @@ void top_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe top [-d SECS] [-n N] [-o FILE] [-e EVENT] [-F HZ | -c PERIOD]\n"
-		"                 [--off-cpu] [--exit] [-- CMD [ARG...]]\n"
+		"                 [--off-cpu] [--signatures] [--exit] [-- CMD [ARG...]]\n"
 		"\n"
 		"Watch where a running program spends its time, updated every interval.\n"
 		"With CMD, run it with libprobe.so preloaded.  Without, watch every program\n"
