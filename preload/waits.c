@@ -161,3 +161,33 @@ LOCK(sem_wait, sem_trywait, (sem_t *s), (s), r_ == -1 && errno == EAGAIN)
 WAIT(int, pthread_mutex_timedlock, (pthread_mutex_t *m,
 				    const struct timespec *ts), (m, ts))
 WAIT(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+
+/*
+ * Unlocking a mutex that has waiters wakes one of them (a futex wake), and
+ * the kernel may run the woken thread at once on this CPU: the unlocker is
+ * then preempted inside the call, off the CPU until its turn comes again
+ * (gt_mutex: 21 % of its threads' wall time, "[stack unknown]" before).
+ * Timed only when glibc's lock word says there are waiters (above 1:
+ * locked, contended; a robust or PI mutex holds its owner's tid there,
+ * always timed), so an uncontended unlock costs one load more.
+ */
+__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	static void *real_;
+	int (*fn)(pthread_mutex_t *) = probe_wait_real("pthread_mutex_unlock", &real_);
+	struct probe_thread *t;
+	int r;
+
+	if (!fn)
+		return ENOSYS;
+	if (!probe_cfg.offcpu ||
+	    (unsigned)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) <= 1)
+		return fn(m);
+	t = probe_wait_begin((const void *)fn, __builtin_return_address(0),
+			     __builtin_frame_address(0));
+	if (!t)
+		return fn(m);
+	r = fn(m);
+	probe_wait_end(t);
+	return r;
+}

@@ -37,8 +37,44 @@ double report_pct(const struct report_ctx *c, uint64_t amount)
 	return c->total ? 100.0 * (double)amount / (double)c->total : 0.0;
 }
 
-/* "cpu-clock, 999 Hz" for the event an image shows. */
-static char *sampled_text(const struct agg_image *im)
+/*
+ * Is the weight of im's event shown nanoseconds of CPU time?  The timers'
+ * is (the CPU time used since the previous sample), and so is perf's
+ * cpu-clock and task-clock period.
+ */
+static int cpu_time_event(const struct agg_image *im)
+{
+	return im->event_type == PROBE_EVENT_TIMER ||
+	       (im->event_type == 1 /* PERF_TYPE_SOFTWARE */ &&
+		(strcmp(im->event_name, "cpu-clock") == 0 ||
+		 strcmp(im->event_name, "task-clock") == 0));
+}
+
+/*
+ * The rate im's event achieved: its samples per second of the CPU time
+ * they weigh, over the whole recording (every image of that event); 0
+ * when that is not known (no samples, or weights that are not time).
+ */
+static double achieved_hz(const struct agg *a, const struct agg_image *im)
+{
+	int i = im->shown >= 0 ? im->shown : 0;
+	uint8_t id = i < im->nev ? im->ev[i] : AGG_EVENTS_MAX;
+
+	if (!cpu_time_event(im) || id >= agg_nevents(a))
+		return 0;
+	const struct agg_event *ev = &agg_events(a)[id];
+	if (!ev->samples || !ev->weight || ev->weight == UINT64_MAX)
+		return 0;
+	return (double)ev->samples / ((double)ev->weight / 1e9);
+}
+
+/*
+ * "cpu-clock, 999 Hz" for the event an image shows; for a clock, the rate
+ * achieved first ("cpu-clock (CPU-time timer), 212 Hz of CPU time (999 Hz
+ * asked)"): the CPU-time timers fire on the scheduler's tick, far below
+ * the rate asked, and a header that repeated the request overstated it.
+ */
+char *report_event_text(const struct agg *a, const struct agg_image *im)
 {
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
@@ -47,6 +83,10 @@ static char *sampled_text(const struct agg_image *im)
 	const char *mod = im->hello_flags & PROBE_HELLO_NOUSER ? ":k" :
 			  (im->hello_flags & PROBE_HELLO_KSTATE) &&
 			  why == PROBE_HELLO_KWHY_USER ? ":u" : "";
+	double hz = achieved_hz(a, im);
+	if (im->freq && hz > 0)
+		return xasprintf("%s%s%s, %.0f Hz of CPU time (%" PRIu64 " Hz asked)",
+				 name, mod, timer, hz, im->value);
 	if (im->freq)
 		return xasprintf("%s%s%s, %" PRIu64 " Hz", name, mod, timer, im->value);
 	return xasprintf("%s%s%s, period %" PRIu64, name, mod, timer, im->value);
@@ -58,7 +98,7 @@ static char *event_text(const struct agg *a, const struct agg_image *im)
 	if (im->offcpu >= 0 && im->shown == im->offcpu)
 		return xstrdup("off-cpu (ns waited; a sample about every period of "
 			       "waiting)");
-	char *e = sampled_text(im);
+	char *e = report_event_text(a, im);
 	if (im->offcpu < 0 || !agg_wall(a))
 		return e;
 	char *s = xasprintf("%s + off-cpu: shares of wall time", e);
