@@ -186,9 +186,29 @@ static char *event_summary(const struct agg *a, const char *none)
 	return s;
 }
 
-/* --off-cpu: how waits were seen, and what could not be. */
-static void offcpu_line(const struct agg *a, FILE *out)
+/* The weight of the off-CPU time no wrapper saw ("[stack unknown]"). */
+static uint64_t unseen_weight(const struct report_ctx *c)
 {
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
+		const struct agg_count *k = &agg_counts(c->agg)[i];
+		uint32_t n = 0;
+		const uint64_t *f = agg_stack(c->agg, k->stack, &n);
+
+		if (n == 2 && f[0] == AGG_FRAME_OFFCPU && f[1] == PROBE_FRAME_UNSEEN)
+			w += report_amount(c, k);
+	}
+	return w;
+}
+
+/*
+ * --off-cpu: how waits were seen, and what could not be: how much of the
+ * wall time has no stack, and what that time can be.
+ */
+static void offcpu_line(const struct report_ctx *c, FILE *out)
+{
+	const struct agg *a = c->agg;
 	uint64_t how = 0;
 	if (!agg_wall(a))
 		return;
@@ -199,13 +219,20 @@ static void offcpu_line(const struct agg *a, FILE *out)
 	if (how & PROBE_OFFCPU_WRAPPERS)
 		fprintf(out, " the waits in libc's blocking calls (sleep, poll, "
 			"epoll_wait, read, write, pthread_cond_wait, mutex and "
-			"semaphore waits...: interposed), each under its stack and "
-			"\"[off-cpu]\";");
+			"semaphore waits%s...: interposed), each under its stack "
+			"and \"[off-cpu]\";", how & PROBE_OFFCPU_UNLOCK ?
+			", a contended mutex's unlock (preempted by the waiter it "
+			"wakes)" : "");
 	if (how & PROBE_OFFCPU_CLOCKS)
 		fprintf(out, " the rest of each thread's wall time off the CPU "
 			"(preempted, or blocked inside libc, in a raw system call, a "
 			"page fault) is \"[stack unknown]\"");
 	fprintf(out, "\n");
+	if (how & PROBE_OFFCPU_CLOCKS)
+		fprintf(out, "# stack unknown: %.2f%% of wall time: the thread was off "
+			"the CPU outside every interposed call, so no stack was "
+			"there to read (its clocks tell how long, not where)\n",
+			report_pct(c, unseen_weight(c)));
 }
 
 /* A recording of several events (-e a,b): each, with its samples. */
@@ -258,7 +285,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->opts->filter_line)
 		fprintf(out, "%s\n", c->opts->filter_line);
 	kernel_line(c, out);
-	offcpu_line(c->agg, out);
+	offcpu_line(c, out);
 	fprintf(out, "#\n");
 }
 
