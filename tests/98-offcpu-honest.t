@@ -4,8 +4,8 @@
 # mutex, so the thread that unlocks is often preempted inside
 # pthread_mutex_unlock by the waiter it wakes; the program times its own
 # lock and unlock calls and its CPU.  Checked against those clocks:
-#   - the rate in the report header and in the SVG and HTML subtitles is
-#     the CPU samples per second of CPU time achieved (the CPU-time timers
+#   - the rate in the report header, in the SVG and HTML subtitles and in
+#     record's summary is the CPU samples per second of CPU time achieved (the CPU-time timers
 #     fire on the scheduler's tick: about 250 Hz here), not the 999 asked;
 #   - the time preempted inside pthread_mutex_unlock has its stack
 #     (unlock_here;pthread_mutex_unlock;[off-cpu]), and "[stack unknown]"
@@ -19,13 +19,13 @@
 # most one sampling period of short waits per thread (flushed as unknown at
 # its end: 4 ms of about 6 s here) and the few clock reads around a call.
 . "$(dirname "$0")/lib.sh"
-plan 8
+plan 9
 
 # A "before" run (PROBE_BUILD=/tmp/base23/build) has no gt_mutex of its own.
 M=$GT/gt_mutex
 [ -x "$M" ] || M=$ROOT/build/tests/gt_mutex
 
-"$PROBE" record --off-cpu -q -o "$T/m.probe" -- "$M" 1.5 3 >"$T/truth" 2>"$T/err"
+"$PROBE" record --off-cpu -o "$T/m.probe" -- "$M" 1.5 3 >"$T/truth" 2>"$T/err"
 rc=$?
 v() { awk -v k="$1" '$1 == k { print $2 }' "$T/truth"; }
 [ "$rc" = 0 ] && [ "$(v cpus)" = 1 ]
@@ -43,6 +43,12 @@ ns=$(sed -n 's/^# events recorded: cpu-clock (\([0-9]*\) samples).*/\1/p' "$T/re
 want=$(awk -v n="$ns" -v c="$(v cpu_ns)" 'BEGIN { if (c > 0) printf "%.0f", n / (c / 1e9) }')
 awk -v h="$hz" -v w="$want" 'BEGIN { exit !(h != "" && w > 0 && h >= 0.9 * w && h <= 1.1 * w) }'
 ok $? "header: ${hz:-no} Hz of CPU time achieved; $ns samples over $(v cpu_ns) ns of CPU: $want Hz (within 10 %): $(grep '^# event:' "$T/rep" | cut -c1-90)"
+
+# The end-of-run summary's rate: the same samples over the same CPU time
+# (it counted the off-cpu samples and their wall time too: 45 Hz before).
+sum=$(sed -n 's/^probe: CPU-time timers, not perf events, sampled at \([0-9]*\) Hz of CPU time.*/\1/p' "$T/err")
+within "$sum" "$hz" 1
+ok $? "record's summary: ${sum:-no} Hz of CPU time, the header $hz Hz"
 
 for f in svg html; do
 	"$PROBE" report --format $f -o "$T/m.$f" "$T/m.probe" 2>/dev/null
