@@ -10,10 +10,14 @@
  * calls that may block are timed; what they return on that path is what
  * the blocking call would have returned (EBUSY alone sends on to it).
  *
+ * A contended mutex's unlock is timed too: it wakes a waiter, and the
+ * kernel often runs that waiter at once, preempting the unlocker inside
+ * the call (wake-ups are where threads that share a CPU are preempted).
+ *
  * What no wrapper sees: calls inside libc itself (fread's read, system's
  * waitpid, stdio's locks), raw system calls (syscall(SYS_futex), Go),
- * and blocking that is not a call (a page fault, being preempted).
- * offcpu.c counts that time as unseen.
+ * and blocking that is not a call (a page fault, being preempted while
+ * running).  offcpu.c counts that time as unseen.
  */
 #include <errno.h>
 #include <poll.h>
