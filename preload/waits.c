@@ -175,23 +175,32 @@ WAIT(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
  * locked, contended; a robust or PI mutex holds its owner's tid there,
  * always timed), so an uncontended unlock costs one load more.
  */
-__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
+static void *unlock_real_;
+
+/* The timed unlock: out of line, so the common one saves no registers. */
+__attribute__((noinline)) static int unlock_timed(pthread_mutex_t *m,
+						int (*fn)(pthread_mutex_t *),
+						void *ret, void *fp)
 {
-	static void *real_;
-	int (*fn)(pthread_mutex_t *) = probe_wait_real("pthread_mutex_unlock", &real_);
-	struct probe_thread *t;
+	struct probe_thread *t = probe_wait_begin((const void *)fn, ret, fp);
 	int r;
 
-	if (!fn)
-		return ENOSYS;
-	if (!probe_cfg.offcpu ||
-	    (unsigned)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) <= 1)
-		return fn(m);
-	t = probe_wait_begin((const void *)fn, __builtin_return_address(0),
-			     __builtin_frame_address(0));
 	if (!t)
 		return fn(m);
 	r = fn(m);
 	probe_wait_end(t);
 	return r;
+}
+
+__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int (*fn)(pthread_mutex_t *) = __atomic_load_n(&unlock_real_, __ATOMIC_RELAXED);
+
+	if (!fn && !(fn = probe_wait_real("pthread_mutex_unlock", &unlock_real_)))
+		return ENOSYS;
+	if (!probe_cfg.offcpu ||
+	    (unsigned)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) <= 1)
+		return fn(m);
+	return unlock_timed(m, fn, __builtin_return_address(0),
+			    __builtin_frame_address(0));
 }
