@@ -10,9 +10,10 @@
  * calls that may block are timed; what they return on that path is what
  * the blocking call would have returned (EBUSY alone sends on to it).
  *
- * A contended mutex's unlock is timed too: it wakes a waiter, and the
- * kernel often runs that waiter at once, preempting the unlocker inside
- * the call (wake-ups are where threads that share a CPU are preempted).
+ * A contended mutex's unlock and a condition variable's signal or broadcast
+ * are timed too when they wake a waiter: the kernel often runs that waiter
+ * at once, preempting the waker inside the call (wake-ups are where
+ * threads that share a CPU are preempted).
  *
  * What no wrapper sees: calls inside libc itself (fread's read, system's
  * waitpid, stdio's locks), raw system calls (syscall(SYS_futex), Go),
@@ -167,40 +168,53 @@ WAIT(int, pthread_mutex_timedlock, (pthread_mutex_t *m,
 WAIT(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
 
 /*
- * Unlocking a mutex that has waiters wakes one of them (a futex wake), and
- * the kernel may run the woken thread at once on this CPU: the unlocker is
- * then preempted inside the call, off the CPU until its turn comes again
- * (gt_mutex: 21 % of its threads' wall time, "[stack unknown]" before).
- * Timed only when glibc's lock word says there are waiters (above 1:
- * locked, contended; a robust or PI mutex holds its owner's tid there,
- * always timed), so an uncontended unlock costs one load more.
+ * Calls that wake waiters: the kernel often runs the woken thread at once
+ * on the waker's CPU, so the waker is preempted inside the call, off the
+ * CPU until its turn comes again (gt_mutex: 20 % of its threads' wall time
+ * in pthread_mutex_unlock, all "[stack unknown]" before).  Timed only when
+ * busy, glibc's own test read before the call, says there are waiters:
+ * the common call costs a load more and saves no registers (the timed
+ * path is out of line).
  */
-static void *unlock_real_;
+#define WAKE(name, type, busy)                                              \
+	static void *name##_real_;                                          \
+									    \
+	__attribute__((noinline)) static int name##_timed(type *o,          \
+		int (*fn)(type *), void *ret, void *fp)                     \
+	{                                                                   \
+		struct probe_thread *t = probe_wait_begin((const void *)fn, \
+							  ret, fp);         \
+		int r;                                                      \
+									    \
+		if (!t)                                                     \
+			return fn(o);                                       \
+		r = fn(o);                                                  \
+		probe_wait_end(t);                                          \
+		return r;                                                   \
+	}                                                                   \
+									    \
+	__attribute__((visibility("default"))) int name(type *o)            \
+	{                                                                   \
+		int (*fn)(type *) = __atomic_load_n(&name##_real_,          \
+						    __ATOMIC_RELAXED);      \
+									    \
+		if (!fn && !(fn = probe_wait_real(#name, &name##_real_)))   \
+			return ENOSYS;                                      \
+		if (!probe_cfg.offcpu || !(busy))                           \
+			return fn(o);                                       \
+		return name##_timed(o, fn, __builtin_return_address(0),     \
+				    __builtin_frame_address(0));            \
+	}
 
-/* The timed unlock: out of line, so the common one saves no registers. */
-__attribute__((noinline)) static int unlock_timed(pthread_mutex_t *m,
-						int (*fn)(pthread_mutex_t *),
-						void *ret, void *fp)
-{
-	struct probe_thread *t = probe_wait_begin((const void *)fn, ret, fp);
-	int r;
-
-	if (!t)
-		return fn(m);
-	r = fn(m);
-	probe_wait_end(t);
-	return r;
-}
-
-__attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	int (*fn)(pthread_mutex_t *) = __atomic_load_n(&unlock_real_, __ATOMIC_RELAXED);
-
-	if (!fn && !(fn = probe_wait_real("pthread_mutex_unlock", &unlock_real_)))
-		return ENOSYS;
-	if (!probe_cfg.offcpu ||
-	    (unsigned)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) <= 1)
-		return fn(m);
-	return unlock_timed(m, fn, __builtin_return_address(0),
-			    __builtin_frame_address(0));
-}
+/*
+ * A mutex's lock word is above 1 when it is locked with waiters (a robust
+ * or PI mutex holds its owner's tid there: always timed); a condition
+ * variable's waiters are counted in __wrefs from bit 3 (pthread_cond_signal
+ * returns at once when there are none).
+ */
+WAKE(pthread_mutex_unlock, pthread_mutex_t,
+     (unsigned)__atomic_load_n(&o->__data.__lock, __ATOMIC_RELAXED) > 1)
+WAKE(pthread_cond_signal, pthread_cond_t,
+     __atomic_load_n(&o->__data.__wrefs, __ATOMIC_RELAXED) >> 3 != 0)
+WAKE(pthread_cond_broadcast, pthread_cond_t,
+     __atomic_load_n(&o->__data.__wrefs, __ATOMIC_RELAXED) >> 3 != 0)

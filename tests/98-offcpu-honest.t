@@ -2,24 +2,27 @@
 # --off-cpu's headers say what was achieved and what is not known (issue 23,
 # point 4).  gt_mutex: three threads pinned to one CPU take turns at one
 # mutex, so the thread that unlocks is often preempted inside
-# pthread_mutex_unlock by the waiter it wakes; the program times its own
-# lock and unlock calls and its CPU.  Checked against those clocks:
+# pthread_mutex_unlock by the waiter it wakes (and, in its cond mode,
+# inside pthread_cond_broadcast); the program times its own calls and its
+# CPU.  Checked against those clocks:
 #   - the rate in the report header, in the SVG and HTML subtitles and in
 #     record's summary is the CPU samples per second of CPU time achieved (the CPU-time timers
 #     fire on the scheduler's tick: about 250 Hz here), not the 999 asked;
-#   - the time preempted inside pthread_mutex_unlock has its stack
-#     (unlock_here;pthread_mutex_unlock;[off-cpu]), and "[stack unknown]"
-#     is what is left: the program's own "rest" (off the CPU outside both
-#     calls: preempted while working, by its own threads or anyone else's);
+#   - the time preempted inside pthread_mutex_unlock (pthread_cond_broadcast)
+#     has its stack (unlock_here;pthread_mutex_unlock;[off-cpu]), and
+#     "[stack unknown]" is what is left: the program's own "rest" (off the
+#     CPU outside its calls: preempted while working, by its own threads or
+#     anyone else's);
 #   - the header says how much of the wall time is "[stack unknown]".
 # Before: "999 Hz", no unlock stack, and [stack unknown] = rest + unlock
-# (measured: 50.5 % of wall time, of which unlock 19.3 points).
+# (measured: 50.5 % of wall time, of which unlock 19.3 points; cond mode:
+# 20.5 %, the broadcast's time, where the program's rest was about 0).
 # The bounds are not statistical: off-CPU weights are nanoseconds measured
 # with clocks, not counts of samples; what probe cannot match exactly is at
 # most one sampling period of short waits per thread (flushed as unknown at
 # its end: 4 ms of about 6 s here) and the few clock reads around a call.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 13
 
 # A "before" run (PROBE_BUILD=/tmp/base23/build) has no gt_mutex of its own.
 M=$GT/gt_mutex
@@ -77,4 +80,24 @@ ok $? "[stack unknown]: $(pts "$unk") % of wall time, the program's own rest (pr
 said=$(sed -n 's/^# stack unknown: \([0-9.]*\)% of wall time: .*/\1/p' "$T/rep")
 within "$said" "$(pts "$unk")" 0.02
 ok $? "header: '# stack unknown: ${said:-?}% of wall time', folded $(pts "$unk") %"
+
+# cond mode: the turn passes by pthread_cond_broadcast, after the unlock.
+"$PROBE" record --off-cpu -q -o "$T/c.probe" -- "$M" 1.5 3 cond >"$T/truth" 2>"$T/err"
+rc=$?
+[ "$rc" = 0 ] && [ "$(v cpus)" = 1 ]
+ok $? "gt_mutex cond recorded (exit $rc): $(tr '\n' ' ' <"$T/truth")"
+"$PROBE" report --format folded "$T/c.probe" 2>/dev/null |
+	awk '{ n = $NF; t += n }
+	/^gt_mutex;\[stack unknown\];\[off-cpu\] / { u += n }
+	/;wake_here;pthread_cond_broadcast;\[off-cpu\] / { b += n }
+	END { printf "%d %d %d\n", t, u, b }' >"$T/sh"
+read -r tot unk bc <"$T/sh"
+rest=$(pts "$(( $(v rest_ns) / 1000 ))")
+wake=$(pts "$(( $(v wake_ns) / 1000 ))")
+awk -v u="$wake" 'BEGIN { exit !(u >= 5) }'
+ok $? "gt_mutex cond spent $wake % of the wall time inside pthread_cond_broadcast (its own clock; >= 5 %)"
+within "$(pts "$bc")" "$wake" 3
+ok $? "wake_here;pthread_cond_broadcast;[off-cpu]: $(pts "$bc") % of wall time, the program timed $wake % (within 3 points)"
+within "$(pts "$unk")" "$rest" 3
+ok $? "cond: [stack unknown] $(pts "$unk") % of wall time, the program's own rest $rest % (within 3 points)"
 done_testing

@@ -219,10 +219,10 @@ static void offcpu_line(const struct report_ctx *c, FILE *out)
 	if (how & PROBE_OFFCPU_WRAPPERS)
 		fprintf(out, " the waits in libc's blocking calls (sleep, poll, "
 			"epoll_wait, read, write, pthread_cond_wait, mutex and "
-			"semaphore waits%s...: interposed), each under its stack "
-			"and \"[off-cpu]\";", how & PROBE_OFFCPU_UNLOCK ?
-			", a contended mutex's unlock (preempted by the waiter it "
-			"wakes)" : "");
+			"semaphore waits...: interposed)%s, each under its stack "
+			"and \"[off-cpu]\";", how & PROBE_OFFCPU_WAKES ?
+			" and the calls that wake a waiter (a mutex unlock, a "
+			"condition signal: the waker is often preempted there)" : "");
 	if (how & PROBE_OFFCPU_CLOCKS)
 		fprintf(out, " the rest of each thread's wall time off the CPU "
 			"(preempted, or blocked inside libc, in a raw system call, a "

@@ -195,7 +195,7 @@ enum probe_unprof_reason {
 #define PROBE_EVENT_OFFCPU 0xfffeu
 #define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
-#define PROBE_OFFCPU_UNLOCK 0x4u    /* a contended mutex unlock, interposed */
+#define PROBE_OFFCPU_WAKES 0x4u     /* calls that wake a waiter (unlock, signal) */
 #define PROBE_FRAME_UNSEEN 0x1u
 
 #define PROBE_JIT_PERFMAP 1u        /* JIT's source: /tmp/perf-PID.map */
