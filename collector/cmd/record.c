@@ -91,7 +91,8 @@ struct proc_ent {               /* one process, for the summary */
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
-	uint64_t cpu_samples;   /* of its first event (CPU), weighing weight */
+	uint64_t cpu_samples;   /* of its first event (CPU time): their weights
+				   add up in weight, the timers' rate */
 	UT_hash_handle hh;
 };
 

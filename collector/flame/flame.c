@@ -530,7 +530,8 @@ void flame_subtitle(const struct report_ctx *c, double merged, char *buf, size_t
 		if (agg_image(c->agg, (uint32_t)i)->have_hello)
 			ev = agg_image(c->agg, (uint32_t)i);
 	/* The rate achieved, not the one asked (report_event_text). */
-	char *rate = ev ? report_event_text(c->agg, ev) : xstrdup("unknown event"), n[32];
+	char *rate = ev ? report_event_text(c->agg, ev) : xstrdup("unknown event");
+	char n[32];
 	thousands(t->samples, n, sizeof(n));
 	snprintf(buf, len, "%s; %s samples, %u process%s, %u thread%s%s", rate, n,
 		 t->processes, t->processes == 1 ? "" : "es", t->threads,
