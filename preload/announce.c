@@ -116,7 +116,8 @@ static int send_hello(void)
 		}
 		if (probe_cfg.offcpu) {
 			probe_put_u32(&w, PROBE_EVENT_OFFCPU);
-			probe_put_u64(&w, PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS);
+			probe_put_u64(&w, PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS |
+					   PROBE_OFFCPU_WAKES);
 			probe_put_str(&w, "off-cpu");
 		}
 	}

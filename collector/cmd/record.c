@@ -100,6 +100,8 @@ struct proc_ent {               /* one process, for the summary */
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
+	uint64_t cpu_samples;   /* of its first event (CPU time): their weights
+				   add up in weight, the timers' rate */
 	UT_hash_handle hh;
 };
 
@@ -359,7 +361,11 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		r->sample_bytes += len;
 		p->samples += m->u.samples.count;
 		while (probe_samples_next_raw(m, &s)) {
-			p->weight = sat_add(p->weight, s.weight);
+			/* The timers' rate is of CPU samples alone (not --off-cpu's). */
+			if (s.event == 0) {
+				p->cpu_samples++;
+				p->weight = sat_add(p->weight, s.weight);
+			}
 			if (set_add(&r->tids, (uint64_t)m->pid << 32 | s.tid)) {
 				r->ntids++;
 				p->threads++;
@@ -788,7 +794,7 @@ static void proc_summary(struct recorder *r)
 	free(list);
 	for (p = r->procs; p; p = p->hh.next) {
 		if (p->timer) {
-			tsamples += p->samples;
+			tsamples += p->cpu_samples;
 			tweight = sat_add(tweight, p->weight);
 			asked = p->asked;
 		}

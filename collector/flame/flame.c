@@ -548,18 +548,15 @@ void flame_subtitle(const struct report_ctx *c, double merged, char *buf, size_t
 	for (size_t i = 0; i < agg_nimages(c->agg) && !ev; i++)
 		if (agg_image(c->agg, (uint32_t)i)->have_hello)
 			ev = agg_image(c->agg, (uint32_t)i);
-	char rate[96] = "unknown event", n[32];
-	if (ev && ev->freq)
-		snprintf(rate, sizeof(rate), "%s, %" PRIu64 " Hz",
-			 ev->event_name[0] ? ev->event_name : "unknown event", ev->value);
-	else if (ev)
-		snprintf(rate, sizeof(rate), "%s, period %" PRIu64,
-			 ev->event_name[0] ? ev->event_name : "unknown event", ev->value);
+	/* The rate achieved, not the one asked (report_event_text). */
+	char *rate = ev ? report_event_text(c->agg, ev) : xstrdup("unknown event");
+	char n[32];
 	thousands(t->samples, n, sizeof(n));
 	snprintf(buf, len, "%s; %s samples, %u process%s, %u thread%s%s", rate, n,
 		 t->processes, t->processes == 1 ? "" : "es", t->threads,
 		 t->threads == 1 ? "" : "s",
 		 c->by_samples ? "; widths by samples" : "; widths by event weight");
+	free(rate);
 	size_t used = strlen(buf);
 	if (merged >= 0.0005 && used < len)
 		snprintf(buf + used, len - used, "; %.1f%% below frames too narrow to draw",

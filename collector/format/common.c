@@ -60,8 +60,44 @@ double report_pct(const struct report_ctx *c, uint64_t amount)
 	return c->total ? 100.0 * (double)amount / (double)c->total : 0.0;
 }
 
-/* "cpu-clock, 999 Hz" for the event an image shows. */
-static char *sampled_text(const struct agg_image *im)
+/*
+ * Is the weight of im's event shown nanoseconds of CPU time?  The timers'
+ * is (the CPU time used since the previous sample), and so is perf's
+ * cpu-clock and task-clock period.
+ */
+static int cpu_time_event(const struct agg_image *im)
+{
+	return im->event_type == PROBE_EVENT_TIMER ||
+	       (im->event_type == 1 /* PERF_TYPE_SOFTWARE */ &&
+		(strcmp(im->event_name, "cpu-clock") == 0 ||
+		 strcmp(im->event_name, "task-clock") == 0));
+}
+
+/*
+ * The rate im's event achieved: its samples per second of the CPU time
+ * they weigh, over the whole recording (every image of that event); 0
+ * when that is not known (no samples, or weights that are not time).
+ */
+static double achieved_hz(const struct agg *a, const struct agg_image *im)
+{
+	int i = im->shown >= 0 ? im->shown : 0;
+	uint8_t id = i < im->nev ? im->ev[i] : AGG_EVENTS_MAX;
+
+	if (!cpu_time_event(im) || id >= agg_nevents(a))
+		return 0;
+	const struct agg_event *ev = &agg_events(a)[id];
+	if (!ev->samples || !ev->weight || ev->weight == UINT64_MAX)
+		return 0;
+	return (double)ev->samples / ((double)ev->weight / 1e9);
+}
+
+/*
+ * "cpu-clock, 999 Hz" for the event an image shows; for a clock, the rate
+ * achieved first ("cpu-clock (CPU-time timer), 212 Hz of CPU time (999 Hz
+ * asked)"): the CPU-time timers fire on the scheduler's tick, far below
+ * the rate asked, and a header that repeated the request overstated it.
+ */
+char *report_event_text(const struct agg *a, const struct agg_image *im)
 {
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
@@ -70,6 +106,10 @@ static char *sampled_text(const struct agg_image *im)
 	const char *mod = im->hello_flags & PROBE_HELLO_NOUSER ? ":k" :
 			  (im->hello_flags & PROBE_HELLO_KSTATE) &&
 			  why == PROBE_HELLO_KWHY_USER ? ":u" : "";
+	double hz = achieved_hz(a, im);
+	if (im->freq && hz > 0)
+		return xasprintf("%s%s%s, %.0f Hz of CPU time (%" PRIu64 " Hz asked)",
+				 name, mod, timer, hz, im->value);
 	if (im->freq)
 		return xasprintf("%s%s%s, %" PRIu64 " Hz", name, mod, timer, im->value);
 	return xasprintf("%s%s%s, period %" PRIu64, name, mod, timer, im->value);
@@ -81,7 +121,7 @@ static char *event_text(const struct agg *a, const struct agg_image *im)
 	if (im->offcpu >= 0 && im->shown == im->offcpu)
 		return xstrdup("off-cpu (ns waited; a sample about every period of "
 			       "waiting)");
-	char *e = sampled_text(im);
+	char *e = report_event_text(a, im);
 	if (im->offcpu < 0 || !agg_wall(a))
 		return e;
 	char *s = xasprintf("%s + off-cpu: shares of wall time", e);
@@ -169,9 +209,29 @@ static char *event_summary(const struct agg *a, const char *none)
 	return s;
 }
 
-/* --off-cpu: how waits were seen, and what could not be. */
-static void offcpu_line(const struct agg *a, FILE *out)
+/* The weight of the off-CPU time no wrapper saw ("[stack unknown]"). */
+static uint64_t unseen_weight(const struct report_ctx *c)
 {
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
+		const struct agg_count *k = &agg_counts(c->agg)[i];
+		uint32_t n = 0;
+		const uint64_t *f = agg_stack(c->agg, k->stack, &n);
+
+		if (n == 2 && f[0] == AGG_FRAME_OFFCPU && f[1] == PROBE_FRAME_UNSEEN)
+			w += report_amount(c, k);
+	}
+	return w;
+}
+
+/*
+ * --off-cpu: how waits were seen, and what could not be: how much of the
+ * wall time has no stack, and what that time can be.
+ */
+static void offcpu_line(const struct report_ctx *c, FILE *out)
+{
+	const struct agg *a = c->agg;
 	uint64_t how = 0;
 	if (!agg_wall(a))
 		return;
@@ -182,13 +242,20 @@ static void offcpu_line(const struct agg *a, FILE *out)
 	if (how & PROBE_OFFCPU_WRAPPERS)
 		fprintf(out, " the waits in libc's blocking calls (sleep, poll, "
 			"epoll_wait, read, write, pthread_cond_wait, mutex and "
-			"semaphore waits...: interposed), each under its stack and "
-			"\"[off-cpu]\";");
+			"semaphore waits...: interposed)%s, each under its stack "
+			"and \"[off-cpu]\";", how & PROBE_OFFCPU_WAKES ?
+			" and the calls that wake a waiter (a mutex unlock, a "
+			"condition signal: the waker is often preempted there)" : "");
 	if (how & PROBE_OFFCPU_CLOCKS)
 		fprintf(out, " the rest of each thread's wall time off the CPU "
 			"(preempted, or blocked inside libc, in a raw system call, a "
 			"page fault) is \"[stack unknown]\"");
 	fprintf(out, "\n");
+	if (how & PROBE_OFFCPU_CLOCKS)
+		fprintf(out, "# stack unknown: %.2f%% of wall time: the thread was off "
+			"the CPU outside every interposed call, so no stack was "
+			"there to read (its clocks tell how long, not where)\n",
+			report_pct(c, unseen_weight(c)));
 }
 
 /* A recording of several events (-e a,b): each, with its samples. */
@@ -241,7 +308,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->opts->filter_line)
 		fprintf(out, "%s\n", c->opts->filter_line);
 	kernel_line(c, out);
-	offcpu_line(c->agg, out);
+	offcpu_line(c, out);
 	fprintf(out, "#\n");
 }
 

@@ -198,6 +198,7 @@ enum probe_unprof_reason {
 #define PROBE_EVENT_OFFCPU 0xfffeu
 #define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
+#define PROBE_OFFCPU_WAKES 0x4u     /* calls that wake a waiter (unlock, signal) */
 #define PROBE_FRAME_UNSEEN 0x1u
 /* The outermost frame of a stack cut at PROBE_MAX_FRAMES (SAMPLES). */
 #define PROBE_FRAME_TRUNCATED 0x3u
