@@ -531,6 +531,7 @@ extern struct probe_arena *probe_arena;
 extern int probe_arena_fd;
 int probe_arena_create(void);
 int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
+int probe_arena_wake_fd_ok(void);       /* the collector's wake end, or -1 */
 int probe_arena_after_fork_child(void);
 /* Normal context: a LIVE slot for tid (-1: none left), and its end. */
 int probe_slot_take(pid_t tid, const char *name);
