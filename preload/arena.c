@@ -8,7 +8,7 @@
  * maps it and must not be made to fault), mapped MAP_SHARED.  Its size is
  * reserved, not used: a thread's slot header and the first PROBE_RING_MIN
  * bytes of its ring become memory when the thread takes the slot (touched
- * then, in normal context); a ring that fills past half doubles, up to
+ * then, in normal context); a ring that fills past half grows, up to
  * the arena's slot_data (probe record -m), and the handler touches the new
  * pages (a minor fault in the handler: the profiler's own, which the
  * page-faults event shows as [probe], handler.c).  The descriptor is
@@ -262,9 +262,10 @@ static void wake_collector(void)
 }
 
 /*
- * After a record: past half full, wake the collector once for this fill
- * and ask for a larger ring; double it when every byte in it stays where
- * it is (probe_ring_can_grow), the new pages touched here.
+ * Around a record: past half full, wake the collector once for this fill
+ * and ask for a larger ring; make it as large as it can become while every
+ * byte in it stays where it is (probe_ring_can_grow), the new pages
+ * touched here.
  */
 static uint32_t watermark(struct probe_slot *s, unsigned slot, uint32_t ring,
 			  uint64_t tail, uint64_t head)
@@ -281,15 +282,19 @@ static uint32_t watermark(struct probe_slot *s, unsigned slot, uint32_t ring,
 	} else {
 		slot_prod[slot].woken = 0;
 	}
-	if (slot_prod[slot].grow && ring < max &&
-	    probe_ring_can_grow(ring, tail, head)) {
+	if (!slot_prod[slot].grow || ring >= max)
+		return ring;
+	/* The largest it can become now: a collector behind gets all of it. */
+	for (uint32_t to = max; to > ring; to /= 2) {
+		if (!probe_ring_can_grow(ring, to, tail, head))
+			continue;
 		uint8_t *r = probe_arena_ring(probe_arena, slot, max);
 
-		for (uint32_t off = ring; off < 2 * ring; off += 4096)
+		for (uint32_t off = ring; off < to; off += 4096)
 			__atomic_store_n(&r[off], r[off], __ATOMIC_RELAXED);
-		ring *= 2;
 		slot_prod[slot].grow = 0;
-		__atomic_store_n(&s->ring, ring, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->ring, to, __ATOMIC_RELAXED);
+		return to;
 	}
 	return ring;
 }

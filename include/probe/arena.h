@@ -14,9 +14,10 @@
  *     PROBE_RING_MIN to PROBE_RING_LIMIT, PROBE_SLOT_DATA unless probe
  *     record -m said otherwise).  The ring in use is the slot's ring bytes
  *     (a power of two, PROBE_RING_MIN <= ring <= slot_data): it starts at
- *     PROBE_RING_MIN and the producer doubles it when it has filled past
- *     half, only at a moment when every byte not yet taken sits where it
- *     would sit in the larger ring (see probe_ring_can_grow), and stores
+ *     PROBE_RING_MIN and the producer makes it larger when it has filled
+ *     past half (to the largest size it can at once), only at a moment when every
+ *     byte not yet taken sits where it would sit in the larger ring (see
+ *     probe_ring_can_grow), and stores
  *     ring before the head that covers bytes written with it.  The thread
  *     (its signal handler, its exit path) is the only producer: it writes
  *     records and release-stores head.  The collector is the only
@@ -186,14 +187,17 @@ static inline uint8_t *probe_arena_ring(struct probe_arena *a, unsigned slot,
 
 /*
  * Whether a ring of size bytes holding the stream's bytes [tail, head) may
- * become twice as large now: every one of those bytes is at the same place
- * in both (byte i at i % size and at i % (2 * size)), that is none of them
- * has bit "size" set.  An empty ring always may.
+ * become to bytes large now (to: a power of two above size): every one of
+ * those bytes is at the same place in both (byte i at i % size and at
+ * i % to), that is they lie in one size-aligned block of the stream whose
+ * index is a multiple of to / size.  An empty ring always may.
  */
-static inline int probe_ring_can_grow(uint64_t size, uint64_t tail, uint64_t head)
+static inline int probe_ring_can_grow(uint64_t size, uint64_t to, uint64_t tail,
+				      uint64_t head)
 {
 	return head == tail ||
-	       (!(tail & size) && (tail & ~(size - 1)) == ((head - 1) & ~(size - 1)));
+	       (!(tail & (to - size)) &&
+		(tail & ~(size - 1)) == ((head - 1) & ~(size - 1)));
 }
 
 /* Copy n bytes in or out of a ring of size bytes at stream offset off (may wrap). */
