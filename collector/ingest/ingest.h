@@ -103,7 +103,8 @@ enum ingest_note {
  * Root's agent (any_uid) among users: what one uid other than ours, all
  * of them, and one process may hold of it at once (connections: each
  * costs up to about 1.3 MiB busy, its stream buffer and arena reader,
- * and maps its arena of PROBE_ARENA_SIZE bytes, the process's memory).
+ * and maps its arena: address space, 1 GiB by default and up to 16 GiB
+ * (-m 4M), of the process's memory).
  * More are refused, counted, and said at most once a minute.
  */
 #define INGEST_UID_CONNS 64
