@@ -6,10 +6,23 @@
  *
  * The arena is a memfd sealed against shrinking and growing (the collector
  * maps it and must not be made to fault), mapped MAP_SHARED.  Its size is
- * reserved, not used: a thread's slot header and ring become memory when
- * the thread takes the slot (they are touched then, in normal context, so
- * the handler does not fault on a fresh page).  The descriptor is kept,
- * moved high and guarded (fds.c), to send it again on a new connection.
+ * reserved, not used: a thread's slot header and the first PROBE_RING_MIN
+ * bytes of its ring become memory when the thread takes the slot (touched
+ * then, in normal context); a ring that fills past half grows, up to
+ * the arena's slot_data (probe record -m), and the handler touches the new
+ * pages (a minor fault in the handler: the profiler's own, which the
+ * page-faults event shows as [probe], handler.c).  The descriptor is
+ * kept, moved high and guarded (fds.c), to send it again on a new
+ * connection.
+ *
+ * Why rings grow and wake: a thread taking samples fast (page-faults -c 1:
+ * 90,000 a second here) filled its 32 KiB between two of the collector's
+ * 10 ms reads and lost up to half of them.  Now the handler, when its ring
+ * passes half full, sends one byte (MSG_DONTWAIT) on a datagram socket
+ * whose other end the collector polls (the wake socket, sent with the
+ * HELLO), once until the ring is below half again; and the ring grows, so
+ * that the collector's lateness, not its poll period, is what it must
+ * cover.  A thread that never hurries keeps 32 KiB.
  *
  * A fork child inherits the parent's mapping, which is shared: it must not
  * write there.  probe_arena_after_fork_child() unmaps it and makes the
@@ -21,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -28,6 +42,23 @@
 struct probe_arena *probe_arena;
 int probe_arena_fd = -1;
 static struct probe_fd_id arena_id;
+static uint64_t arena_size;             /* this arena's (mapped) size */
+
+/*
+ * The wake socket (a SOCK_DGRAM pair): wake_fd[0] is what the handler sends
+ * on, wake_fd[1] goes to the collector with the HELLO.  Both stay ours (the
+ * collector's end too: sent again on a new connection; and a send never
+ * meets a closed peer, no SIGPIPE).  Checked by identity before a send: a
+ * program that dup2()ed onto the number gets no byte of ours.
+ */
+static int wake_fd[2] = { -1, -1 };
+static struct probe_fd_id wake_id[2];
+
+/* Producer-only state of each slot (one thread writes each). */
+static struct {
+	uint8_t woken;                  /* woke the collector for this fill */
+	uint8_t grow;                   /* filled past half: grow when it can */
+} slot_prod[PROBE_ARENA_SLOTS];
 
 /*
  * The arena's descriptor, when it is still ours (the program may have
@@ -39,21 +70,65 @@ int probe_arena_fd_ok(void)
 	return probe_fd_id_same(probe_arena_fd, &arena_id) ? probe_arena_fd : -1;
 }
 
+int probe_arena_wake_fd_ok(void)
+{
+	return probe_fd_id_same(wake_fd[1], &wake_id[1]) ? wake_fd[1] : -1;
+}
+
+/* The largest ring: PROBE_RING_PAGES (probe record -m) pages, else the default. */
+static uint32_t slot_data_wanted(void)
+{
+	uint64_t want = (uint64_t)probe_cfg.ring_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!probe_cfg.ring_pages)
+		return PROBE_SLOT_DATA;
+	if (want < PROBE_RING_MIN)
+		return PROBE_RING_MIN;
+	return want > PROBE_RING_LIMIT ? PROBE_RING_LIMIT : (uint32_t)want;
+}
+
+/* The wake socket pair, high and ours; without it, the 10 ms poll alone. */
+static void wake_create(void)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	for (int i = 0; i < 2; i++) {
+		wake_fd[i] = probe_fd_high(sv[i]);
+		probe_fd_own(wake_fd[i]);
+		probe_fd_id_take(wake_fd[i], &wake_id[i]);
+	}
+}
+
+static void wake_drop(void)
+{
+	for (int i = 0; i < 2; i++) {
+		if (wake_fd[i] < 0)
+			continue;
+		/* Not ours to close if the program put something on its number. */
+		if (probe_fd_id_same(wake_fd[i], &wake_id[i]))
+			probe_sys_close(wake_fd[i]);
+		probe_fd_disown(wake_fd[i]);
+		wake_fd[i] = -1;
+	}
+}
+
 /*
  * The memfd's size.  A file size limit (ulimit -f) below it would make
  * ftruncate raise SIGXFSZ, whose default action kills the program: the soft
  * limit is lifted to the hard one for the call (constructor or fork child:
  * the program's own threads are not running here), or we give up first.
  */
-static int size_arena(int fd)
+static int size_arena(int fd, uint64_t size)
 {
 	struct rlimit rl, up;
 	int raised = 0, r;
 
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < PROBE_ARENA_SIZE) {
+	    rl.rlim_cur < size) {
 		up.rlim_cur = up.rlim_max = rl.rlim_max;
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < PROBE_ARENA_SIZE) {
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < size) {
 			errno = EFBIG;
 			return -1;
 		}
@@ -61,7 +136,7 @@ static int size_arena(int fd)
 			return -1;
 		raised = 1;
 	}
-	r = ftruncate(fd, (off_t)PROBE_ARENA_SIZE);
+	r = ftruncate(fd, (off_t)size);
 	if (raised) {
 		int e = errno;
 
@@ -74,6 +149,8 @@ static int size_arena(int fd)
 int probe_arena_create(void)
 {
 	struct probe_arena *a;
+	uint32_t slot_data = slot_data_wanted();
+	uint64_t size = PROBE_ARENA_SIZE_FOR(slot_data);
 	int fd;
 
 	fd = memfd_create("probe-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -82,7 +159,7 @@ int probe_arena_create(void)
 			  "(memfd_create: %s); not profiling", strerror(errno));
 		return -1;
 	}
-	if (size_arena(fd) < 0 ||
+	if (size_arena(fd, size) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		probe_msg("cannot size the memory shared with the collector (%s%s); "
 			  "not profiling", strerror(errno), errno == EFBIG ?
@@ -90,8 +167,8 @@ int probe_arena_create(void)
 		probe_sys_close(fd);
 		return -1;
 	}
-	a = mmap(NULL, PROBE_ARENA_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_NORESERVE, fd, 0);
+	a = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+		 fd, 0);
 	if (a == MAP_FAILED) {
 		probe_msg("cannot map the memory shared with the collector (%s); "
 			  "not profiling", strerror(errno));
@@ -101,9 +178,11 @@ int probe_arena_create(void)
 	a->magic = PROBE_ARENA_MAGIC;
 	a->version = PROBE_WIRE_VERSION;
 	a->nslots = PROBE_ARENA_SLOTS;
-	a->slot_data = PROBE_SLOT_DATA;
-	a->size = PROBE_ARENA_SIZE;
+	a->slot_data = slot_data;
+	a->size = size;
+	arena_size = size;
 	probe_arena = a;
+	wake_create();
 	fd = probe_fd_high(fd);
 	probe_fd_own(fd);
 	probe_arena_fd = fd;
@@ -132,10 +211,18 @@ int probe_slot_take(pid_t tid, const char *name)
 		if (!__atomic_compare_exchange_n(&s->state, &want, PROBE_SLOT_TAKING,
 						 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			continue;
-		/* Touch the ring: the handler must not fault on a new page. */
-		uint8_t *ring = probe_arena_ring(a, i);
-		for (unsigned off = 0; off < PROBE_SLOT_DATA; off += 4096)
+		/*
+		 * Touch its first size: a thread that never hurries faults
+		 * only here.  The head goes on from where the last owner left
+		 * it (the collector's tail is there): ring stays as it was
+		 * until it is empty, which it is once the collector freed it.
+		 */
+		uint8_t *ring = probe_arena_ring(a, i, a->slot_data);
+		for (unsigned off = 0; off < PROBE_RING_MIN; off += 4096)
 			__atomic_store_n(&ring[off], ring[off], __ATOMIC_RELAXED);
+		if (!probe_ring_size_ok(s->ring, a->slot_data))
+			s->ring = PROBE_RING_MIN;
+		slot_prod[i].woken = slot_prod[i].grow = 0;
 		s->tid = (uint32_t)tid;
 		s->gen++;
 		snprintf(s->name, sizeof s->name, "%s", name);
@@ -164,12 +251,61 @@ void probe_slot_done(int slot, const char *name)
 
 /* ---- SIGNAL CONTEXT ------------------------------------------------------ */
 
+/* One byte to the collector: read the arena now.  Never blocks. */
+static void wake_collector(void)
+{
+	int e = errno;
+
+	if (probe_fd_id_same(wake_fd[0], &wake_id[0]))
+		(void)send(wake_fd[0], "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	errno = e;
+}
+
+/*
+ * Around a record: past half full, wake the collector once for this fill
+ * and ask for a larger ring; make it as large as it can become while every
+ * byte in it stays where it is (probe_ring_can_grow), the new pages
+ * touched here.
+ */
+static uint32_t watermark(struct probe_slot *s, unsigned slot, uint32_t ring,
+			  uint64_t tail, uint64_t head)
+{
+	uint32_t max = probe_arena->slot_data;
+
+	if (head - tail > ring / 2) {
+		if (!slot_prod[slot].woken) {
+			slot_prod[slot].woken = 1;
+			wake_collector();
+		}
+		if (ring < max)
+			slot_prod[slot].grow = 1;
+	} else {
+		slot_prod[slot].woken = 0;
+	}
+	if (!slot_prod[slot].grow || ring >= max)
+		return ring;
+	/* The largest it can become now: a collector behind gets all of it. */
+	for (uint32_t to = max; to > ring; to /= 2) {
+		if (!probe_ring_can_grow(ring, to, tail, head))
+			continue;
+		uint8_t *r = probe_arena_ring(probe_arena, slot, max);
+
+		for (uint32_t off = ring; off < to; off += 4096)
+			__atomic_store_n(&r[off], r[off], __ATOMIC_RELAXED);
+		slot_prod[slot].grow = 0;
+		__atomic_store_n(&s->ring, to, __ATOMIC_RELAXED);
+		return to;
+	}
+	return ring;
+}
+
 int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 		    const uint64_t *frames, uint32_t n)
 {
 	struct probe_arena *a = probe_arena;
 	uint8_t rec[PROBE_REC_MAX];
 	uint64_t prev = 0, head, tail;
+	uint32_t ring;
 	struct probe_wbuf w;
 	struct probe_slot *s;
 	size_t len;
@@ -197,12 +333,18 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 	len = w.len;
 	rec[0] = (uint8_t)len;
 	rec[1] = (uint8_t)(len >> 8);
-	head = s->head;                 /* ours alone */
+	head = s->head;                 /* ours alone, and so is ring */
 	tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-	if (PROBE_SLOT_DATA - (head - tail) < len)
+	ring = s->ring;
+	/* Grown (or woken) before it is written: the room is there first. */
+	ring = watermark(s, (unsigned)slot, ring, tail, head);
+	if (head - tail > ring || ring - (head - tail) < len)
 		return -1;
-	probe_ring_put(probe_arena_ring(a, (unsigned)slot), head, rec, len);
+	probe_ring_put(probe_arena_ring(a, (unsigned)slot, a->slot_data), ring,
+		       head, rec, len);
+	/* ring (if it grew) before the head that covers bytes written with it. */
 	__atomic_store_n(&s->head, head + len, __ATOMIC_RELEASE);
+	watermark(s, (unsigned)slot, ring, tail, head + len);
 	return 0;
 }
 
@@ -220,10 +362,13 @@ uint64_t probe_arena_untaken(void)
 		struct probe_slot *s = &a->slots[i];
 		uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 		uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+		uint32_t ring = s->ring;
 		uint8_t b[2];
 
-		while (head - tail >= 2 && head - tail <= PROBE_SLOT_DATA) {
-			probe_ring_get(probe_arena_ring(a, i), tail, b, 2);
+		while (probe_ring_size_ok(ring, a->slot_data) &&
+		       head - tail >= 2 && head - tail <= ring) {
+			probe_ring_get(probe_arena_ring(a, i, a->slot_data), ring,
+				       tail, b, 2);
 			size_t len = (size_t)b[0] | (size_t)b[1] << 8;
 			if (len < 2 || len > head - tail)
 				break;
@@ -258,8 +403,9 @@ uint64_t probe_arena_overflowed(void)
 int probe_arena_after_fork_child(void)
 {
 	if (probe_arena)
-		munmap(probe_arena, PROBE_ARENA_SIZE);
+		munmap(probe_arena, arena_size);
 	probe_arena = NULL;
+	wake_drop();
 	if (probe_arena_fd >= 0) {
 		/* Not ours to close if the program put something on its number. */
 		if (probe_arena_fd_ok() >= 0)

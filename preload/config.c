@@ -46,7 +46,8 @@
  *                 TYPE:CONFIG:CONFIG1:CONFIG2:MOD:NAME, separated by ';'
  *                 (MOD: empty, u, k or uk), at most 7
  *   PROBE_RING_PAGES  data pages of each thread's perf ring (probe record
- *                 -m; a power of two), default 1
+ *                 -m; a power of two), default 1; also the size its arena
+ *                 ring may grow to (32 KiB to 4 MiB; default 256 KiB)
  *   PROBE_NO_INHERIT  1 (probe record --no-inherit): profile this process
  *                 only; libprobe sets it to its pid, so that an exec keeps
  *                 profiling and the process's children (forked, or exec'd

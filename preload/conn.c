@@ -524,9 +524,11 @@ int probe_conn_send_fd(const void *p, size_t n, int pass_fd)
 {
 	struct iovec iov = { (void *)p, n };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
+	int fds[2] = { pass_fd, probe_arena_wake_fd_ok() };
+	unsigned nfds = fds[1] >= 0 ? 2 : 1;   /* the arena's wake socket after it */
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int waited = 0;
 
@@ -545,12 +547,12 @@ int probe_conn_send_fd(const void *p, size_t n, int pass_fd)
 
 		memset(&ctl, 0, sizeof ctl);
 		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	}
 	for (;;) {
 		ssize_t r = sendmsg(conn_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -194,6 +194,21 @@ static uint64_t *user_stack(struct probe_thread *t, void *uc, struct ustack *u)
 	return at + u->first;
 }
 
+static void probe_on_signal(int sig, siginfo_t *si, void *uc);
+
+/*
+ * Taken while this thread ran our handler: the last one (its window) or
+ * this one (since it began).  Such a sample (page-faults: libunwind's
+ * first touch of its caches, a ring's new page; libunwind loading
+ * liblzma's code) is the profiler's own, not the program's, and the
+ * interrupted context is not where it was taken.
+ */
+static int own_sample(const struct probe_thread *t, uint64_t time)
+{
+	return (t->own_to && time >= t->own_from && time <= t->own_to) ||
+	       (t->own_now && time >= t->own_now);
+}
+
 /* One sample of the ring; u: NULL when no stack can be walked. */
 static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 			unsigned ev, const uint64_t *w, size_t len, uint64_t rip,
@@ -206,6 +221,19 @@ static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 	uint64_t *us = NULL;
 
 	counted(t);
+	/*
+	 * Only where no stack can be had (the exit path's drain, an older
+	 * record): code our libunwind brought in, at its .fini.  A walked
+	 * stack says itself whose it is.
+	 */
+	if (own_sample(t, time) ||
+	    (!in_kernel && (!u || ip != rip) && probe_unwind_ours(ip))) {
+		/* One frame in libprobe: the report names it [probe]. */
+		uint64_t ours = (uint64_t)(uintptr_t)probe_on_signal;
+
+		push(t, time, period, ev, &ours, 1);
+		return;
+	}
 	if (in_kernel)
 		t->saw_kernel = 1;
 	if (u && (ip == rip || in_kernel))
@@ -492,6 +520,8 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 	t->in_handler = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->saw_kernel = 0;
+	if (probe_mode != PROBE_MODE_TIMER)
+		t->own_now = probe_now_ns();
 	if (probe_cfg.handler_stats) {
 		uint64_t a = probe_now_ns();
 
@@ -504,6 +534,11 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		probe_offcpu_tick(t);
 	if ((t->saw_kernel && probe_cfg.trap) || probe_mode == PROBE_MODE_TIMER)
 		keep_eintr(uc);
+	if (t->own_now) {
+		t->own_from = t->own_now;
+		t->own_to = probe_now_ns();
+		t->own_now = 0;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = 0;
 	errno = saved_errno;

@@ -188,6 +188,12 @@ struct probe_thread {
 	struct probe_slot *s;           /* &probe_arena->slots[slot], or NULL */
 	int peek;                       /* exit path looking at the ring */
 	int saw_kernel;                 /* the handler's drain found a kernel sample */
+	/*
+	 * The handler's own time (perf mode): now, since it began (0 outside
+	 * it), and the last one's [from, to].  A sample taken then (a fault in
+	 * libunwind, in a ring's new page) is the profiler's own (handler.c).
+	 */
+	uint64_t own_now, own_from, own_to;
 	uint64_t ndefer;                /* deferred signals (see signals.c) */
 	struct probe_wait w;            /* off-CPU accounting (offcpu.c) */
 	siginfo_t defer[PROBE_DEFER_MAX];
@@ -305,6 +311,8 @@ uint64_t probe_timer_cpu_ns(struct probe_thread *t);
 int probe_unwind_load(void);    /* 0 ok, -1 no libunwind (leaf-only stacks) */
 /* Is pc in libunwind's code?  (Its sigprocmask calls are not the program's.) */
 int probe_unwind_owns(const void *pc);
+/* pc is in code our dlopen of libunwind loaded (the program had not).  Async-signal-safe. */
+int probe_unwind_ours(uint64_t pc);
 /* libunwind's one-time set-up, in normal context (the constructor). */
 void probe_unwind_prime(void);
 /*
@@ -536,6 +544,7 @@ extern struct probe_arena *probe_arena;
 extern int probe_arena_fd;
 int probe_arena_create(void);
 int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
+int probe_arena_wake_fd_ok(void);       /* the collector's wake end, or -1 */
 int probe_arena_after_fork_child(void);
 /* Normal context: a LIVE slot for tid (-1: none left), and its end. */
 int probe_slot_take(pid_t tid, const char *name);

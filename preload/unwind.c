@@ -45,6 +45,55 @@ static step_fn unw_step_;
 static get_reg_fn unw_get_reg_;
 static uintptr_t unw_lo, unw_hi;        /* libunwind's code */
 
+/*
+ * The code of the objects our dlopen of libunwind brought in (libunwind,
+ * liblzma, ...: those the program had not loaded itself), for
+ * probe_unwind_ours(): a page fault at exit in liblzma's .fini belongs to
+ * the profiler, not to a program that never used liblzma.
+ */
+#define OWN_RANGES 16
+static uintptr_t had[64];               /* objects loaded before (base) */
+static unsigned nhad;
+static struct { uintptr_t lo, hi; } own[OWN_RANGES];
+static unsigned nown;
+
+static int note_had(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	if (nhad < sizeof had / sizeof had[0])
+		had[nhad++] = info->dlpi_addr;
+	return 0;
+}
+
+static int note_new(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	for (unsigned i = 0; i < nhad; i++)
+		if (had[i] == info->dlpi_addr)
+			return 0;
+	for (int i = 0; i < info->dlpi_phnum && nown < OWN_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			own[nown].lo = info->dlpi_addr + ph->p_vaddr;
+			own[nown].hi = own[nown].lo + ph->p_memsz;
+			nown++;
+		}
+	}
+	return 0;
+}
+
+/* Async-signal-safe: is pc in code that only our libunwind brought in? */
+int probe_unwind_ours(uint64_t pc)
+{
+	for (unsigned i = 0; i < nown; i++)
+		if (pc >= own[i].lo && pc < own[i].hi)
+			return 1;
+	return 0;
+}
+
 /* The code segment holding unw_step: libunwind's own. */
 static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -75,8 +124,13 @@ int probe_unwind_owns(const void *pc)
 
 int probe_unwind_load(void)
 {
-	void *h = probe_real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	void *h;
 
+	/* More objects than had[] holds: none is taken for ours (nown stays 0). */
+	dl_iterate_phdr(note_had, NULL);
+	h = probe_real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (h && nhad < sizeof had / sizeof had[0])
+		dl_iterate_phdr(note_new, NULL);
 	if (!h) {
 		const char *e = dlerror();
 		probe_msg("cannot load libunwind.so.8 (%s); stacks will hold "

@@ -164,6 +164,7 @@ static struct probe_arena *make_arena(int *afd)
 	a->slot_data = PROBE_SLOT_DATA;
 	a->size = PROBE_ARENA_SIZE;
 	a->slots[0].tid = pid;
+	a->slots[0].ring = PROBE_SLOT_DATA;     /* its largest from the start */
 	memcpy(a->slots[0].name, "gt_liar", 8);
 	__atomic_store_n(&a->slots[0].state, PROBE_SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->slots_used, 1, __ATOMIC_RELEASE);
@@ -193,7 +194,8 @@ static void ring_sample(struct probe_arena *a)
 	uint64_t head = s->head, tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 	if (head - tail + w.len > PROBE_SLOT_DATA)
 		return;
-	probe_ring_put(probe_arena_ring(a, 0), head, rec, w.len);
+	probe_ring_put(probe_arena_ring(a, 0, PROBE_SLOT_DATA), PROBE_SLOT_DATA, head,
+		       rec, w.len);
 	__atomic_store_n(&s->head, head + w.len, __ATOMIC_RELEASE);
 }
 

@@ -75,7 +75,7 @@ struct record_opts {
 	const char *callgraph;  /* -g / --call-graph: accepted, said once */
 	uint64_t delay_ms;      /* -D: samples of the first MSECS dropped */
 	int no_inherit;         /* --no-inherit: the command's process alone */
-	unsigned ring_pages;    /* -m: libprobe's perf ring, data pages */
+	unsigned ring_pages;    /* -m: libprobe's perf ring and the arena ring's largest, pages */
 	char **argv;
 };
 
@@ -150,8 +150,10 @@ void record_usage(FILE *out)
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
 		"  -D, --delay MSECS   drop the samples of the first MSECS milliseconds\n"
-		"  -m, --mmap-pages N  each thread's perf ring: N data pages, a power of two\n"
-		"                      (or a size: 64K, 1M), default 1\n"
+		"  -m, --mmap-pages N  each thread's rings: its perf ring N data pages, a\n"
+		"                      power of two (or a size: 64K, 1M), default 1; its\n"
+		"                      sample ring grows to N pages when it fills (32K to\n"
+		"                      4M), default 256K\n"
 		"      --no-inherit    profile the command's process only, not its children\n"
 		"      --off-cpu       where threads wait too: the time in blocking calls\n"
 		"                      (sleep, poll, read, locks...) with its stacks, under\n"

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,9 @@ struct seen {
 
 struct arena_reader {
 	struct probe_arena *a;
+	uint64_t size;                  /* mapped, checked at attach */
+	uint32_t slot_data;             /* a ring's largest, checked at attach */
+	int wake_fd;                    /* the process's wake socket, or -1 */
 	struct seen *seen;              /* PROBE_ARENA_SLOTS */
 	uint8_t *buf;                   /* FRAME_CAP */
 	uint64_t name_check;
@@ -55,30 +59,41 @@ struct arena_reader *arena_attach(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "not a memory file");
 		return NULL;
 	}
-	if ((uint64_t)st.st_size != PROBE_ARENA_SIZE) {
-		snprintf(err, errlen, "%jd bytes, not %" PRIu64 ": another version of "
-			 "libprobe.so?", (intmax_t)st.st_size, (uint64_t)PROBE_ARENA_SIZE);
-		return NULL;
-	}
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		snprintf(err, errlen, "it is not sealed against shrinking");
 		return NULL;
 	}
-	struct probe_arena *a = mmap(NULL, PROBE_ARENA_SIZE, PROT_READ | PROT_WRITE,
+	/* Its header says how large its rings may grow: its size follows. */
+	uint64_t size = (uint64_t)st.st_size;
+	if (size < PROBE_ARENA_SIZE_FOR(PROBE_RING_MIN) ||
+	    size > PROBE_ARENA_SIZE_FOR(PROBE_RING_LIMIT)) {
+		snprintf(err, errlen, "%jd bytes, not %" PRIu64 " to %" PRIu64 ": another "
+			 "version of libprobe.so?", (intmax_t)st.st_size,
+			 (uint64_t)PROBE_ARENA_SIZE_FOR(PROBE_RING_MIN),
+			 (uint64_t)PROBE_ARENA_SIZE_FOR(PROBE_RING_LIMIT));
+		return NULL;
+	}
+	struct probe_arena *a = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				     MAP_SHARED | MAP_NORESERVE, fd, 0);
 	if (a == MAP_FAILED) {
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
 		return NULL;
 	}
+	/* Read once: the process may change them later, we keep these. */
+	uint32_t slot_data = __atomic_load_n(&a->slot_data, __ATOMIC_RELAXED);
 	if (a->magic != PROBE_ARENA_MAGIC || a->version != PROBE_WIRE_VERSION ||
-	    a->nslots != PROBE_ARENA_SLOTS || a->slot_data != PROBE_SLOT_DATA ||
-	    a->size != PROBE_ARENA_SIZE) {
+	    a->nslots != PROBE_ARENA_SLOTS ||
+	    !probe_ring_size_ok(slot_data, PROBE_RING_LIMIT) ||
+	    a->size != size || size != PROBE_ARENA_SIZE_FOR(slot_data)) {
 		snprintf(err, errlen, "its header is not one this probe reads");
-		munmap(a, PROBE_ARENA_SIZE);
+		munmap(a, size);
 		return NULL;
 	}
 	struct arena_reader *ar = xcalloc(1, sizeof(*ar));
 	ar->a = a;
+	ar->size = size;
+	ar->slot_data = slot_data;
+	ar->wake_fd = -1;
 	ar->seen = xcalloc(PROBE_ARENA_SLOTS, sizeof(*ar->seen));
 	ar->buf = xmalloc(FRAME_CAP);
 	return ar;
@@ -88,7 +103,9 @@ void arena_detach(struct arena_reader *ar)
 {
 	if (!ar)
 		return;
-	munmap(ar->a, PROBE_ARENA_SIZE);
+	munmap(ar->a, ar->size);
+	if (ar->wake_fd >= 0)
+		close(ar->wake_fd);     /* (closing it takes it out of any epoll) */
 	jit_free(ar->jit);
 	free(ar->seen);
 	free(ar->buf);
@@ -229,14 +246,20 @@ static void drain_ring(struct ingest *in, struct ingest_conn *c,
 {
 	struct probe_slot *s = &ar->a->slots[i];
 	struct seen *sn = &ar->seen[i];
-	const uint8_t *ring = probe_arena_ring(ar->a, i);
+	const uint8_t *ring = probe_arena_ring(ar->a, i, ar->slot_data);
 	uint64_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	/* After head: a ring grown for bytes up to head is seen (arena.h). */
+	uint32_t size = __atomic_load_n(&s->ring, __ATOMIC_RELAXED);
 	uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
 	uint32_t tid = ingest_our_tid(c, sn->tid);
 	uint8_t rec[PROBE_REC_MAX];
 	struct batch b = { .count = 0 };
 
-	if (head - tail > PROBE_SLOT_DATA) {
+	if (!probe_ring_size_ok(size, ar->slot_data)) {
+		slot_bad(in, c, ar, sn, "its ring's size is out of bounds");
+		return;
+	}
+	if (head - tail > size) {
 		slot_bad(in, c, ar, sn, "its ring's counters are inconsistent");
 		return;
 	}
@@ -247,13 +270,13 @@ static void drain_ring(struct ingest *in, struct ingest_conn *c,
 			slot_bad(in, c, ar, sn, "a record cut short");
 			break;
 		}
-		probe_ring_get(ring, tail, hdr, 2);
+		probe_ring_get(ring, size, tail, hdr, 2);
 		size_t len = (size_t)hdr[0] | (size_t)hdr[1] << 8;
 		if (len < 5 || len > PROBE_REC_MAX || len > head - tail) {
 			slot_bad(in, c, ar, sn, "a record of a size out of bounds");
 			break;
 		}
-		probe_ring_get(ring, tail, rec, len);
+		probe_ring_get(ring, size, tail, rec, len);
 		if (!parse_rec(rec, len, &r)) {
 			slot_bad(in, c, ar, sn, "a malformed record");
 			break;
@@ -352,6 +375,30 @@ static void read_slot(struct ingest *in, struct ingest_conn *c,
 		__atomic_compare_exchange_n(&s->state, &done, PROBE_SLOT_FREE, 0,
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
+}
+
+void arena_set_wake(struct arena_reader *ar, int fd)
+{
+	if (ar->wake_fd >= 0)
+		close(ar->wake_fd);
+	ar->wake_fd = fd;
+}
+
+int arena_wake_fd(const struct arena_reader *ar)
+{
+	return ar ? ar->wake_fd : -1;
+}
+
+int arena_woken(struct arena_reader *ar)
+{
+	char b[64];
+	int n = 0;
+
+	/* Bounded: a process sending without end must not keep us here. */
+	while (ar && ar->wake_fd >= 0 && n < 64 &&
+	       recv(ar->wake_fd, b, sizeof b, MSG_DONTWAIT) >= 0)
+		n++;
+	return n > 0;
 }
 
 void arena_seed_rules(struct ingest_conn *c)

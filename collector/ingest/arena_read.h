@@ -15,7 +15,12 @@
  *     final: the process has gone; nothing will be written any more.
  *   - Nothing read is trusted: records are copied out and checked; a slot
  *     that holds something else is read no further (one message).
- *   - arena_detach() unmaps it.
+ *   - The process's wake socket (arena.h: its threads send a byte when a
+ *     ring passes half full) is the reader's once arena_set_wake() gave it:
+ *     the owner polls arena_wake_fd() and, when it is ready, calls
+ *     arena_woken() (which empties it; 1 if anything was there) and reads
+ *     the arena.
+ *   - arena_detach() unmaps it and closes the wake socket.
  */
 #ifndef PROBE_ARENA_READ_H
 #define PROBE_ARENA_READ_H
@@ -31,6 +36,9 @@ struct arena_reader *arena_attach(int fd, char *err, size_t errlen);
 /* Returns how many frame rules the handlers asked for (cfi_learn.h). */
 unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns, int final);
 void arena_detach(struct arena_reader *ar);
+void arena_set_wake(struct arena_reader *ar, int fd);
+int arena_wake_fd(const struct arena_reader *ar);        /* -1: none */
+int arena_woken(struct arena_reader *ar);
 /* c sent a MAP (the last of c->maps): the rules known for its file (cfi_seed). */
 void arena_seed_rules(struct ingest_conn *c);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -43,6 +44,8 @@ void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial)
 	/* What it sampled up to its end (a SIGKILL too) is still in its arena. */
 	if (c->ar) {
 		arena_read(in, c, UINT64_MAX, 1);
+		if (arena_wake_fd(c->ar) >= 0)
+			epoll_ctl(in->ep, EPOLL_CTL_DEL, arena_wake_fd(c->ar), NULL);
 		arena_detach(c->ar);
 		c->ar = NULL;
 		in->narenas--;
@@ -50,6 +53,10 @@ void ingest_close(struct ingest *in, struct ingest_conn *c, int warn_partial)
 	if (c->arena_fd >= 0) {
 		close(c->arena_fd);
 		c->arena_fd = -1;
+	}
+	if (c->wake_fd >= 0) {
+		close(c->wake_fd);
+		c->wake_fd = -1;
 	}
 	if (in->closed)
 		in->closed(in->ctx, c);
@@ -167,8 +174,11 @@ static int process_alive(int pidfd)
 /* to (a new connection of from's process) reads from's arena; from goes. */
 static void hand_over(struct ingest *in, struct ingest_conn *from, struct ingest_conn *to)
 {
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = to };
 	to->ar = from->ar;
 	from->ar = NULL;
+	if (arena_wake_fd(to->ar) >= 0)
+		epoll_ctl(in->ep, EPOLL_CTL_MOD, arena_wake_fd(to->ar), &ev);
 	ingest_close(in, from, 0);
 }
 
@@ -210,6 +220,30 @@ static void conn_ended(struct ingest *in, struct ingest_conn *c)
 	c->orphan = 1;
 }
 
+/*
+ * The wake socket that came with the arena, watched: a datagram socket
+ * only (anything else could be ready for ever, or block a read).  Without
+ * one (it failed, or an older libprobe), the poll alone reads the arena.
+ */
+static void watch_wake(struct ingest *in, struct ingest_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+	int fd = c->wake_fd, type = 0;
+	socklen_t tl = sizeof(type);
+	struct stat st;
+
+	c->wake_fd = -1;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_DGRAM ||
+	    epoll_ctl(in->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return;
+	}
+	arena_set_wake(c->ar, fd);
+}
+
 /* The HELLO's arena, if one came with it; else the one its process had. */
 static void attach_arena(struct ingest *in, struct ingest_conn *c)
 {
@@ -233,6 +267,7 @@ static void attach_arena(struct ingest *in, struct ingest_conn *c)
 		return;
 	}
 	in->narenas++;
+	watch_wake(in, c);
 }
 
 /*
@@ -328,20 +363,25 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 	return 0;
 }
 
-/* Descriptors that came with a record: the first one is the arena. */
+/* Descriptors that came with a record: the first one is the arena, then its wake socket. */
 static void take_fds(struct ingest_conn *c, struct msghdr *mh)
 {
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int first = -1;
 		for (size_t i = 0; i < n; i++) {
 			int fd;
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 			if (c->arena_fd < 0 && !c->ar && !c->hello)
 				c->arena_fd = fd;
+			else if (i == 1 && c->arena_fd == first && c->wake_fd < 0)
+				c->wake_fd = fd;        /* the arena's wake socket */
 			else
 				close(fd);
+			if (i == 0)
+				first = fd;
 		}
 	}
 }
@@ -418,8 +458,32 @@ static int read_some(struct ingest *in, struct ingest_conn *c)
 	return 1;
 }
 
+/*
+ * A thread's ring passed half full: what the process sent before it (its
+ * SYNCs), then its arena, now.  An orphan has no socket left to read.
+ */
+static void woken(struct ingest *in, struct ingest_conn *c)
+{
+	while (!c->dead && !c->orphan && c->fd >= 0 && read_some(in, c))
+		;
+	if (c->ar && !c->dead)
+		arena_read(in, c, UINT64_MAX, 0);
+}
+
+/*
+ * Its socket, its pidfd (an orphan) or its wake socket is ready.  A wake
+ * that is not ready is not what woke us: the others are level-triggered,
+ * so when both were, the second call of the batch (or the next batch)
+ * does what they need.
+ */
 void ingest_read(struct ingest *in, struct ingest_conn *c)
 {
+	if (c->ar && arena_woken(c->ar)) {
+		woken(in, c);
+		if (!c->dead)
+			go_quiet(in, c);
+		return;
+	}
 	read_some(in, c);
 	go_quiet(in, c);
 }
@@ -570,6 +634,7 @@ static struct ingest_conn *conn_new(struct ingest *in, int fd, pid_t pid, uid_t 
 	c->pid = pid;
 	c->uid = uid;
 	c->arena_fd = -1;
+	c->wake_fd = -1;
 	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (probe_stream_init(&c->s) < 0)
 		probe_oom();

@@ -44,6 +44,10 @@
  *     cost (a dlopen/dlclose loop spent 8 % of its time there).  The
  *     order holds: what a process sends before it samples is read before
  *     its arena in the same poll.
+ *   - The arena's wake socket (arena.h), when one came with it, is in ep
+ *     with data.ptr = the connection that reads the arena: ingest_read()
+ *     empties it and reads the socket's frames and the arena at once (a
+ *     thread's ring passed half full), whatever the poll's time.
  *   - After an EXIT frame has been handed on, the process gets one byte
  *     back: with a collector it started itself, libprobe waits for it.
  *   - ingest_close() closes c (closed() is called; with warn_partial, a
@@ -99,7 +103,8 @@ enum ingest_note {
  * Root's agent (any_uid) among users: what one uid other than ours, all
  * of them, and one process may hold of it at once (connections: each
  * costs up to about 1.3 MiB busy, its stream buffer and arena reader,
- * and maps its arena of PROBE_ARENA_SIZE bytes, the process's memory).
+ * and maps its arena: address space, 1 GiB by default and up to 16 GiB
+ * (-m 4M), of the process's memory).
  * More are refused, counted, and said at most once a minute.
  */
 #define INGEST_UID_CONNS 64
@@ -131,6 +136,7 @@ struct ingest_conn {
 	int hello;              /* its first frame (a HELLO) arrived */
 	int dead;               /* closed; freed by ingest_free_dead */
 	int arena_fd;           /* received, not yet mapped; -1 */
+	int wake_fd;            /* its wake socket, received with it; -1 */
 	struct arena_reader *ar;        /* its arena, or NULL */
 	int pidfd;              /* its process, or -1 */
 	int orphan;             /* socket gone, process and arena still there */

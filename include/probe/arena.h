@@ -9,12 +9,27 @@
  *     header before it maps it, and keeps the mapping until it has read the
  *     arena for the last time, after the connection ended: what was sampled
  *     up to a SIGKILL, an abort or a crash is still there to read.
- *   - Each profiled thread owns one slot: a header and a byte ring of
- *     PROBE_SLOT_DATA bytes.  The thread (its signal handler, its exit path)
- *     is the only producer: it writes records and release-stores head.  The
- *     collector is the only consumer: it copies records out, then
- *     release-stores tail.  head and tail only grow; byte i of the stream
- *     is at data[i % PROBE_SLOT_DATA], and a record may wrap around.
+ *   - Each profiled thread owns one slot: a header and the room for a byte
+ *     ring of up to slot_data bytes (the arena's header: a power of two from
+ *     PROBE_RING_MIN to PROBE_RING_LIMIT, PROBE_SLOT_DATA unless probe
+ *     record -m said otherwise).  The ring in use is the slot's ring bytes
+ *     (a power of two, PROBE_RING_MIN <= ring <= slot_data): it starts at
+ *     PROBE_RING_MIN and the producer makes it larger when it has filled
+ *     past half (to the largest size it can at once), only at a moment when every
+ *     byte not yet taken sits where it would sit in the larger ring (see
+ *     probe_ring_can_grow), and stores
+ *     ring before the head that covers bytes written with it.  The thread
+ *     (its signal handler, its exit path) is the only producer: it writes
+ *     records and release-stores head.  The collector is the only
+ *     consumer: it copies records out, then release-stores tail.  head and
+ *     tail only grow; byte i of the stream is at data[i % ring], and a
+ *     record may wrap around.  The memfd is sparse: a ring's pages become
+ *     memory as it grows, not before.
+ *   - Wakeups: when a thread's ring passes half full, its producer sends
+ *     one byte (non-blocking; once, until the ring is below half again) on
+ *     a datagram socket whose other end came with the HELLO, after the
+ *     arena's descriptor: the collector reads the arena then, not only on
+ *     its 10 ms poll (perf's wakeup_watermark).
  *   - A record: u16 size (the whole record, size field included), then
  *     uv time_ns (CLOCK_MONOTONIC, as the wire's sample times), uv weight,
  *     uv event (the index of the event sampled: 0 the first, as SAMPLES),
@@ -46,9 +61,11 @@
 
 #include "probe/wire.h"
 
-#define PROBE_ARENA_MAGIC 0x32414e4552414250ull     /* "PBARENA2" */
+#define PROBE_ARENA_MAGIC 0x33414e4552414250ull     /* "PBARENA3" */
 #define PROBE_ARENA_SLOTS 4096u
-#define PROBE_SLOT_DATA (32u * 1024)                /* ring bytes per thread */
+#define PROBE_SLOT_DATA (256u * 1024)               /* a ring's largest, default */
+#define PROBE_RING_MIN (32u * 1024)                 /* a ring's first size */
+#define PROBE_RING_LIMIT (4u * 1024 * 1024)         /* the most -m may give */
 #define PROBE_ARENA_WANT 256u
 #define PROBE_RULE_SETS 1024u
 #define PROBE_RULE_WAYS 4u
@@ -78,14 +95,15 @@ struct probe_slot {
 	uint64_t lost[PROBE_LOST_REASON_MAX];
 	uint64_t lost_taken[PROBE_LOST_REASON_MAX];
 	uint32_t gen;                   /* bumped each time the slot is taken */
-	char name[20];                  /* comm; final name once DONE */
+	uint32_t ring;                  /* the ring's size now (producer) */
+	char name[16];                  /* comm; final name once DONE */
 } __attribute__((aligned(64)));
 
 struct probe_arena {
 	uint64_t magic;
 	uint32_t version;               /* PROBE_WIRE_VERSION */
 	uint32_t nslots;                /* PROBE_ARENA_SLOTS */
-	uint32_t slot_data;             /* PROBE_SLOT_DATA */
+	uint32_t slot_data;             /* a ring's largest size (see above) */
 	uint32_t slots_used;            /* slots [0, used) may be in use */
 	uint64_t size;                  /* the whole arena, bytes */
 	/* Process-wide losses (threads that could not be profiled...). */
@@ -114,11 +132,17 @@ struct probe_arena {
 
 #define PROBE_ARENA_RINGS_AT \
 	((sizeof(struct probe_arena) + 4095u) & ~(uint64_t)4095u)
-#define PROBE_ARENA_SIZE \
-	(PROBE_ARENA_RINGS_AT + (uint64_t)PROBE_ARENA_SLOTS * PROBE_SLOT_DATA)
+/* The arena's size for rings of up to slot_data bytes. */
+#define PROBE_ARENA_SIZE_FOR(slot_data) \
+	(PROBE_ARENA_RINGS_AT + (uint64_t)PROBE_ARENA_SLOTS * (slot_data))
+#define PROBE_ARENA_SIZE PROBE_ARENA_SIZE_FOR(PROBE_SLOT_DATA)
 
 _Static_assert((PROBE_SLOT_DATA & (PROBE_SLOT_DATA - 1)) == 0,
 	       "ring size is a power of 2");
+_Static_assert((PROBE_RING_MIN & (PROBE_RING_MIN - 1)) == 0 &&
+	       PROBE_RING_MIN <= PROBE_SLOT_DATA && PROBE_SLOT_DATA <= PROBE_RING_LIMIT,
+	       "ring sizes");
+_Static_assert(PROBE_REC_MAX < PROBE_RING_MIN / 2, "a record fits half a ring");
 _Static_assert(PROBE_REC_MAX < 65536u, "a record's size fits its u16");
 
 /*
@@ -148,16 +172,39 @@ static inline uint64_t probe_rule_hash(uint64_t a)
 	return (a * 0x9e3779b97f4a7c15ull) >> 40;
 }
 
-static inline uint8_t *probe_arena_ring(struct probe_arena *a, unsigned slot)
+/* A ring size the reader may use: a power of two in [PROBE_RING_MIN, max]. */
+static inline int probe_ring_size_ok(uint64_t size, uint64_t max)
 {
-	return (uint8_t *)a + PROBE_ARENA_RINGS_AT + (uint64_t)slot * PROBE_SLOT_DATA;
+	return size >= PROBE_RING_MIN && size <= max && (size & (size - 1)) == 0;
 }
 
-/* Copy n bytes in or out of a ring at stream offset off (may wrap). */
-static inline void probe_ring_put(uint8_t *ring, uint64_t off, const void *src,
-				  size_t n)
+/* Slot slot's ring, in an arena of rings of up to slot_data bytes. */
+static inline uint8_t *probe_arena_ring(struct probe_arena *a, unsigned slot,
+					uint32_t slot_data)
 {
-	size_t at = (size_t)(off & (PROBE_SLOT_DATA - 1)), first = PROBE_SLOT_DATA - at;
+	return (uint8_t *)a + PROBE_ARENA_RINGS_AT + (uint64_t)slot * slot_data;
+}
+
+/*
+ * Whether a ring of size bytes holding the stream's bytes [tail, head) may
+ * become to bytes large now (to: a power of two above size): every one of
+ * those bytes is at the same place in both (byte i at i % size and at
+ * i % to), that is they lie in one size-aligned block of the stream whose
+ * index is a multiple of to / size.  An empty ring always may.
+ */
+static inline int probe_ring_can_grow(uint64_t size, uint64_t to, uint64_t tail,
+				      uint64_t head)
+{
+	return head == tail ||
+	       (!(tail & (to - size)) &&
+		(tail & ~(size - 1)) == ((head - 1) & ~(size - 1)));
+}
+
+/* Copy n bytes in or out of a ring of size bytes at stream offset off (may wrap). */
+static inline void probe_ring_put(uint8_t *ring, uint32_t size, uint64_t off,
+				  const void *src, size_t n)
+{
+	size_t at = (size_t)(off & (size - 1)), first = size - at;
 
 	if (first >= n) {
 		memcpy(ring + at, src, n);
@@ -167,10 +214,10 @@ static inline void probe_ring_put(uint8_t *ring, uint64_t off, const void *src,
 	}
 }
 
-static inline void probe_ring_get(const uint8_t *ring, uint64_t off, void *dst,
-				  size_t n)
+static inline void probe_ring_get(const uint8_t *ring, uint32_t size, uint64_t off,
+				  void *dst, size_t n)
 {
-	size_t at = (size_t)(off & (PROBE_SLOT_DATA - 1)), first = PROBE_SLOT_DATA - at;
+	size_t at = (size_t)(off & (size - 1)), first = size - at;
 
 	if (first >= n) {
 		memcpy(dst, ring + at, n);
