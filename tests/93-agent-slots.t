@@ -158,7 +158,14 @@ pageb() { inb curl -s --max-time 5 "$BURL/" | sed 's/<[^>]*>//g' >"$T/page"; }
 # reads their answers at 4 KiB/s, for 42 s.
 (inb setpriv --reuid=4007 --regid=4007 --clear-groups -- "$HC" flood \
 	/run/probe/agent.sock 1 3 32 >/dev/null 2>&1 &)
-sleep 0.3
+# The pulls start once the flood is connected: a local client's pull takes
+# its own processes as they are when it starts, and one started before
+# the HELLO came was an empty profile, sent whole at once (seen under load).
+for i in $(seq 100); do
+	pageb
+	grep -q 'Processes ([1-9][0-9]* live' "$T/page" && break
+	sleep 0.05
+done
 inb setpriv --reuid=4007 --regid=4007 --clear-groups -- perl "$T/slowread.pl" \
 	"${BURL##*:}" 4 '/debug/pprof/profile?seconds=1' 2048 0.5 42 >"$T/slow8.out" \
 	2>"$T/slow8.err" &

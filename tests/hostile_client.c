@@ -139,7 +139,9 @@ static void slot_live(unsigned i, uint32_t tid)
 {
 	struct probe_slot *s = &ar->slots[i];
 	s->tid = tid;
-	s->ring = PROBE_SLOT_DATA;      /* its largest from the start */
+	/* A ring of a thread that never grows it: the flood's rate is then
+	 * what one such thread can send (tests/93 sizes its pulls by it). */
+	s->ring = PROBE_RING_MIN;
 	s->gen++;
 	snprintf(s->name, sizeof(s->name), "hostile-%u", i);
 	__atomic_store_n(&s->state, PROBE_SLOT_LIVE, __ATOMIC_RELEASE);
@@ -164,9 +166,9 @@ static int put_record(unsigned i, const uint64_t *frames, unsigned n)
 	rec[1] = (uint8_t)(w.len >> 8);
 	struct probe_slot *s = &ar->slots[i];
 	uint64_t head = s->head, tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-	if (PROBE_SLOT_DATA - (head - tail) < w.len)
+	if (PROBE_RING_MIN - (head - tail) < w.len)
 		return 0;
-	probe_ring_put(probe_arena_ring(ar, i, PROBE_SLOT_DATA), PROBE_SLOT_DATA, head,
+	probe_ring_put(probe_arena_ring(ar, i, PROBE_SLOT_DATA), PROBE_RING_MIN, head,
 		       rec, w.len);
 	__atomic_store_n(&s->head, head + w.len, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&s->samples, 1, __ATOMIC_RELAXED);
