@@ -222,8 +222,8 @@ static int name_cols(int cols)
 }
 
 /*
- * The width of plain-text snapshots: COLUMNS when it is set (as top -b
- * takes it), else none (-1): names whole, in a column of 40.
+ * The width of a plain-text snapshot's rows: COLUMNS when it is set (as
+ * top -b takes it), else none (-1): names whole, in a column of 40.
  */
 static int text_cols(void)
 {
@@ -270,8 +270,10 @@ void print_snapshot(struct top *t, FILE *out)
 	int fn = cols < 0 ? 40 : name_cols(cols);
 	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES], extra[64];
 	for (int i = 0; i < n; i++) {
+		/* Whole: they carry the figures (lost, falling behind) a reader
+		 * of a log looks for, and name each process once. */
 		snprintf(buf, sizeof(buf), "# %s", lines[i]);
-		put_text(out, buf, cols);
+		put_text(out, buf, -1);
 		free(lines[i]);
 	}
 	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
