@@ -216,14 +216,10 @@ static char *thread_name(const struct top *t, uint32_t pid, uint32_t tid, uint32
 /* "NAME (PID/TID)" or "NAME[PID]" of the focus, named as its rows are now. */
 char *focus_label(const struct top *t)
 {
-	struct pent *p;
-	HASH_FIND(hh, t->procs, &t->focus_pid, sizeof(t->focus_pid), p);
-	uint32_t image = p && p->have_image ? p->image : 0;
-	const char *pn = p ? p->name : "?";
+	const char *pn = proc_name(t, t->focus_pid, t->focus_image);
 	if (t->focus != G_THREAD)
 		return xasprintf("%s[%u]", pn, t->focus_pid);
-	char *tn = p && p->have_image ? thread_name(t, t->focus_pid, t->focus_tid, image)
-				      : xasprintf("[tid %u]", t->focus_tid);
+	char *tn = thread_name(t, t->focus_pid, t->focus_tid, t->focus_image);
 	char *s = xasprintf("%s (%u/%u)", tn, t->focus_pid, t->focus_tid);
 	free(tn);
 	return s;

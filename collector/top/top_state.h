@@ -65,7 +65,7 @@ struct row {
 	const char *name, *module;
 	char *owned;            /* name when built here (thread/process rows) */
 	uint32_t pid, tid, loc;
-	uint32_t image;         /* thread rows: the latest image with its samples */
+	uint32_t image;         /* thread, process rows: the latest image counted */
 	uint64_t self, total, samples;
 };
 
@@ -165,6 +165,7 @@ struct top {
 	int interval, paused, help;
 	int focus;              /* 0, G_THREAD or G_PROC */
 	uint32_t focus_pid, focus_tid;
+	uint32_t focus_image;   /* the latest image its row had */
 	char filter[FILTER_MAX];
 	int editing;
 	char edit[FILTER_MAX];

@@ -270,10 +270,12 @@ void print_snapshot(struct top *t, FILE *out)
 	int fn = cols < 0 ? 40 : name_cols(cols);
 	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES], extra[64];
 	for (int i = 0; i < n; i++) {
-		/* Whole: they carry the figures (lost, falling behind) a reader
-		 * of a log looks for, and name each process once. */
-		snprintf(buf, sizeof(buf), "# %s", lines[i]);
-		put_text(out, buf, -1);
+		/* Whole, however wide: they carry the figures (lost, falling
+		 * behind) a reader of a log looks for, and name each process.
+		 * A line made with snprintf may end inside a character: made whole. */
+		char *p = printable_dup(lines[i]);
+		fprintf(out, "# %s\n", p);
+		free(p);
 		free(lines[i]);
 	}
 	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
@@ -538,6 +540,7 @@ static void on_key(struct top *t, int ch)
 			t->focus = t->group;
 			t->focus_pid = r->pid;
 			t->focus_tid = r->tid;
+			t->focus_image = r->image;
 			t->group = G_FUNC;
 			t->sel = t->scroll = 0;
 		} else {
