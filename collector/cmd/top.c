@@ -195,6 +195,16 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	if (t->saving)
 		recfile_frame(&t->out, f, len);
 	agg_add(t->agg, m);
+	if (m->type == PROBE_F_HELLO) {
+		/* A HELLO starts an image (an exec: a new one for the same pid);
+		 * rows of the process are named after it (rows.c). */
+		for (size_t i = agg_nimages(t->agg); i-- > 0;)
+			if (agg_image(t->agg, (uint32_t)i)->pid == m->pid) {
+				p->image = (uint32_t)i;
+				p->have_image = 1;
+				break;
+			}
+	}
 }
 
 /* ---- signals and the command ---------------------------------------- */
@@ -710,7 +720,6 @@ out:
 	free(t.cvec);
 	free(t.frames);
 	free(t.stamp);
-	free(t.focus_name);
 	resolver_free(t.res);
 	if (t.syms)
 		symcache_free(t.syms);

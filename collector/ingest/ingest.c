@@ -346,6 +346,15 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 	if (m.type == PROBE_F_HELLO) {
 		cfi_maps_clear(&c->maps);
 		attach_arena(in, c);
+		/*
+		 * Closing the image before an exec delivered its last samples,
+		 * decoded into the same scratch as m's strings: decode the HELLO
+		 * again, or the new image is named by whatever was decoded last
+		 * (probe top showed "klmno" for head).  It decoded once; it does
+		 * again (to_our_pid rewrote f as it rewrote m).
+		 */
+		if (probe_decode_frame(f, len, &m, &in->sc, err) < 0)
+			return -1;
 	} else if (m.type == PROBE_F_MAP && !(scrubbed && m.u.map.path[0] == '[') &&
 		   (!c->peer.untrusted || c->maps.n < INGEST_UNTRUSTED_MAPS)) {
 		/* Rules are learned only from a file the kernel confirmed. */

@@ -184,6 +184,66 @@ static int name_matches(const struct top *t, const char *name)
 	return !t->filter[0] || strcasestr(name, t->filter) != NULL;
 }
 
+/*
+ * The name of a process: its latest image's, as the header says (an exec
+ * renames it); the image's own for one top has not seen say HELLO.
+ */
+const char *proc_name(const struct top *t, uint32_t pid, uint32_t image)
+{
+	struct pent *p;
+	HASH_FIND(hh, t->procs, &pid, sizeof(pid), p);
+	if (p && p->have_image)
+		return p->name;
+	const struct agg_image *im = agg_image(t->agg, image);
+	return im ? im->name : p ? p->name : "?";
+}
+
+/*
+ * A thread's name: what its process's latest image calls it (after an
+ * exec, the main thread is the new program's), else what the latest image
+ * it was sampled in did (a thread that ended before the exec).
+ */
+static char *thread_name(const struct top *t, uint32_t pid, uint32_t tid, uint32_t image)
+{
+	struct pent *p;
+	HASH_FIND(hh, t->procs, &pid, sizeof(pid), p);
+	const char *tn = p && p->have_image ? agg_thread_name(t->agg, p->image, tid) : NULL;
+	if (!tn || !*tn)
+		tn = agg_thread_name(t->agg, image, tid);
+	return tn && *tn ? xstrdup(tn) : xasprintf("[tid %u]", tid);
+}
+
+/* "NAME (PID/TID)" or "NAME[PID]" of the focus, named as its rows are now. */
+char *focus_label(const struct top *t)
+{
+	const char *pn = proc_name(t, t->focus_pid, t->focus_image);
+	if (t->focus != G_THREAD)
+		return xasprintf("%s[%u]", pn, t->focus_pid);
+	char *tn = thread_name(t, t->focus_pid, t->focus_tid, t->focus_image);
+	char *s = xasprintf("%s (%u/%u)", tn, t->focus_pid, t->focus_tid);
+	free(tn);
+	return s;
+}
+
+/* Thread and process rows are named once their counts are in (names follow exec). */
+static void name_rows(struct top *t)
+{
+	if (t->group != G_THREAD && t->group != G_PROC)
+		return;
+	for (size_t i = 0; i < t->rows.n; i++) {
+		struct row *r = &t->rows.v[i];
+		const char *pn = proc_name(t, r->pid, r->image);
+		if (t->group == G_THREAD) {
+			r->owned = thread_name(t, r->pid, r->tid, r->image);
+			r->module = resolver_intern(t->res, pn);
+		} else {
+			r->owned = xstrdup(pn);
+			r->module = "";
+		}
+		r->name = r->owned;
+	}
+}
+
 /* Rows of the current grouping, from the snapshot. */
 void compute_rows(struct top *t)
 {
@@ -213,17 +273,11 @@ void compute_rows(struct top *t)
 			if (fresh) {
 				r->pid = im->pid;
 				r->tid = k[i].tid;
-				if (t->group == G_THREAD) {
-					const char *tn = agg_thread_name(t->agg, k[i].image, k[i].tid);
-					r->owned = tn && *tn ? xstrdup(tn)
-							     : xasprintf("[tid %u]", k[i].tid);
-					r->module = resolver_intern(t->res, im->name);
-				} else {
-					r->owned = xstrdup(im->name);
-					r->module = "";
-				}
-				r->name = r->owned;
+				r->image = k[i].image;
 			}
+			/* Images of a pid are numbered in the order they began. */
+			if (k[i].image > r->image)
+				r->image = k[i].image;
 			r->self = sat_add(r->self, amount);
 			r->total = sat_add(r->total, amount);
 			r->samples += samples;
@@ -265,6 +319,7 @@ void compute_rows(struct top *t)
 			}
 		}
 	}
+	name_rows(t);
 	/* Filter by name, then sort. */
 	size_t w = 0;
 	for (size_t i = 0; i < rs->n; i++) {

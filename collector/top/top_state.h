@@ -41,7 +41,9 @@ struct top_opts {
 struct pent {                   /* one process seen */
 	uint32_t pid;
 	unsigned order;
-	char *name;
+	char *name;             /* of its latest HELLO: it follows exec */
+	uint32_t image;         /* its latest image (agg_image), when have_image */
+	int have_image;
 	int connected;          /* open connections */
 	int exited;
 	int32_t status;
@@ -63,6 +65,7 @@ struct row {
 	const char *name, *module;
 	char *owned;            /* name when built here (thread/process rows) */
 	uint32_t pid, tid, loc;
+	uint32_t image;         /* thread, process rows: the latest image counted */
 	uint64_t self, total, samples;
 };
 
@@ -162,7 +165,7 @@ struct top {
 	int interval, paused, help;
 	int focus;              /* 0, G_THREAD or G_PROC */
 	uint32_t focus_pid, focus_tid;
-	char *focus_name;
+	uint32_t focus_image;   /* the latest image its row had */
 	char filter[FILTER_MAX];
 	int editing;
 	char edit[FILTER_MAX];
@@ -184,6 +187,10 @@ void recompute(struct top *t);
 void rows_clear(struct rowset *rs);
 void compute_rows(struct top *t);
 double pct(const struct top *t, uint64_t amount);
+/* Names that follow exec: a process's latest image's (image: the one to
+ * ask if top has seen no HELLO of it); the focus's label (malloc'd). */
+const char *proc_name(const struct top *t, uint32_t pid, uint32_t image);
+char *focus_label(const struct top *t);
 
 /* ---- view.c ---- */
 /* The status line: the last warning or our own stderr's last line. */

@@ -4,6 +4,7 @@
  */
 #include <curses.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,9 +97,12 @@ static int header_lines(struct top *t, char **lines, int max)
 		lines[n++] = xasprintf("!! the kernel throttled the event: %" PRIu64 " samples "
 				       "lost (lower -F, or raise kernel.perf_event_max_sample_rate)",
 				       t->int_lost[PROBE_LOST_THROTTLE]);
-	if (t->focus && n < max)
+	if (t->focus && n < max) {
+		char *fl = focus_label(t);
 		lines[n++] = xasprintf("focus: %s %s (F clears)",
-				       t->focus == G_THREAD ? "thread" : "process", t->focus_name);
+				       t->focus == G_THREAD ? "thread" : "process", fl);
+		free(fl);
+	}
 	if (t->filter[0] && n < max)
 		lines[n++] = xasprintf("filter: \"%s\" (/ then Esc clears)", t->filter);
 	for (i = 0; i < nprocs && n < max; i++) {
@@ -145,26 +149,145 @@ static const char *row_head(const struct top *t)
 
 /* ---- plain-text snapshots ------------------------------------------- */
 
+/* Columns a character takes on the terminal (1 where the locale cannot tell). */
+static int columns_of(uint32_t cp)
+{
+	int w = wcwidth((wchar_t)cp);
+	return w < 0 ? 1 : w;
+}
+
+/*
+ * What marks a cut: the last column of a name or line that did not fit
+ * (as top(1) marks a cut field), so that "head+" is never taken for a
+ * whole name.  ASCII: snapshots go to logs and pipes in any locale.
+ */
+#define CUT_MARK '+'
+
+/*
+ * s made printable (util.h) and fitted to width columns: one too long
+ * keeps its start and ends in CUT_MARK, never cut inside a character
+ * (what "%-*.*s" does in bytes cuts UTF-8 apart, and pads multibyte names
+ * short; a line wider than the screen wraps); then padded with spaces to
+ * pad_to columns.  Into buf (cap bytes, a cut too); returns buf.
+ */
+static const char *fit(char *buf, size_t cap, const char *s, int width, int pad_to)
+{
+	int all = 0;
+	for (const char *p = s; *p;) {
+		uint32_t cp;
+		p += printable_next(p, &cp);
+		all += columns_of(cp);
+	}
+	int cut = all > width;
+	int room = cut ? width - 1 : width;
+	size_t len = 0;
+	int used = 0;
+	for (const char *p = s; *p;) {
+		uint32_t cp;
+		char enc[4];
+		size_t in = printable_next(p, &cp), k = utf8_encode(cp, enc);
+		int w = columns_of(cp);
+		if (used + w > room)
+			break;
+		if (len + k + 1 >= cap) {       /* one byte kept for the mark */
+			cut = 1;
+			break;
+		}
+		memcpy(buf + len, enc, k);
+		len += k;
+		used += w;
+		p += in;
+	}
+	if (cut && width > 0) {
+		buf[len++] = CUT_MARK;
+		used++;
+	}
+	for (; used < pad_to && len + 1 < cap; used++)
+		buf[len++] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Room for a line of a screen however wide: its names take 4 bytes a column. */
+#define LINE_MAX_BYTES 8192
+
+/*
+ * The name column's width on a screen cols wide (both views): what the
+ * figures (30 columns) and a module or process name (24) leave, at least
+ * 16.
+ */
+static int name_cols(int cols)
+{
+	return cols - 30 - 24 < 16 ? 16 : cols - 30 - 24;
+}
+
+/*
+ * The width of a plain-text snapshot's rows: COLUMNS when it is set (as
+ * top -b takes it), else none (-1): names whole, in a column of 40.
+ */
+static int text_cols(void)
+{
+	const char *c = getenv("COLUMNS");
+	uint64_t v;
+	if (!c || parse_u64(c, &v) < 0 || v < 1 || v > 100000)
+		return -1;
+	return (int)v;
+}
+
+/* One line of a snapshot, fitted to cols columns (-1: as it is). */
+static void put_text(FILE *out, const char *s, int cols)
+{
+	char line[2 * LINE_MAX_BYTES];
+	fprintf(out, "%s\n", fit(line, sizeof(line), s, cols < 0 ? INT_MAX : cols, 0));
+}
+
+/* The pid or pid/tid beside a thread or process row. */
+static void row_ids(const struct top *t, const struct row *r, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (t->group == G_THREAD)
+		snprintf(buf, cap, " %u/%u", r->pid, r->tid);
+	else if (t->group == G_PROC)
+		snprintf(buf, cap, "%u", r->pid);      /* a process row has no module */
+}
+
+static const char *row_tail_head(const struct top *t)
+{
+	switch (t->group) {
+	case G_FUNC: return "Module";
+	case G_THREAD: return "Process pid/tid";
+	case G_PROC: return "pid";
+	default: return "";
+	}
+}
+
+/* ---- plain-text snapshots ------------------------------------------- */
+
 void print_snapshot(struct top *t, FILE *out)
 {
 	char *lines[16];
-	int n = header_lines(t, lines, 16);
+	int n = header_lines(t, lines, 16), cols = text_cols();
+	int fn = cols < 0 ? 40 : name_cols(cols);
+	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES], extra[64];
 	for (int i = 0; i < n; i++) {
-		/* A line made with snprintf may end inside a character: made whole. */
+		/* Whole, however wide: they carry the figures (lost, falling
+		 * behind) a reader of a log looks for, and name each process.
+		 * A line made with snprintf may end inside a character: made whole. */
 		char *p = printable_dup(lines[i]);
 		fprintf(out, "# %s\n", p);
 		free(p);
 		free(lines[i]);
 	}
-	fprintf(out, "%7s %7s %9s  %-40s %s\n", "Self%", "Total%", "Samples", row_head(t),
-		t->group == G_FUNC ? "Module" : t->group == G_THREAD ? "Process" : "");
+	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
+		 row_head(t), row_tail_head(t));
+	put_text(out, buf, cols);
 	for (size_t i = 0; i < t->rows.n && (long)i < t->o->nrows; i++) {
 		const struct row *r = &t->rows.v[i];
-		char extra[64] = "";
-		if (t->group == G_THREAD)
-			snprintf(extra, sizeof(extra), " %u/%u", r->pid, r->tid);
-		fprintf(out, "%6.2f%% %6.2f%% %9" PRIu64 "  %-40s %s%s\n", pct(t, r->self),
-			pct(t, r->total), r->samples, r->name, r->module, extra);
+		row_ids(t, r, extra, sizeof(extra));
+		fit(name, sizeof(name), r->name, cols < 0 ? INT_MAX : fn, fn);
+		snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %s %s%s", pct(t, r->self),
+			 pct(t, r->total), r->samples, name, r->module, extra);
+		put_text(out, buf, cols);
 	}
 	fputc('\n', out);
 	fflush(out);
@@ -176,44 +299,6 @@ static int page_rows(void)
 {
 	return LINES > 12 ? LINES - 10 : 2;
 }
-
-/* Columns a character takes on the terminal (1 where the locale cannot tell). */
-static int columns_of(uint32_t cp)
-{
-	int w = wcwidth((wchar_t)cp);
-	return w < 0 ? 1 : w;
-}
-
-/*
- * s made printable (util.h) and fitted to width columns, never cut inside
- * a character (what "%-*.*s" does in bytes cuts UTF-8 apart, and pads
- * multibyte names short; a line wider than the screen wraps), padded with
- * spaces to width if pad.  Into buf (cap bytes); returns buf.
- */
-static const char *fit(char *buf, size_t cap, const char *s, int width, int pad)
-{
-	size_t len = 0;
-	int used = 0;
-	for (const char *p = s; *p;) {
-		uint32_t cp;
-		char enc[4];
-		size_t in = printable_next(p, &cp), k = utf8_encode(cp, enc);
-		int w = columns_of(cp);
-		if (used + w > width || len + k >= cap)
-			break;
-		memcpy(buf + len, enc, k);
-		len += k;
-		used += w;
-		p += in;
-	}
-	for (; pad && used < width && len + 1 < cap; used++)
-		buf[len++] = ' ';
-	buf[len] = '\0';
-	return buf;
-}
-
-/* Room for a line of a screen however wide: its names take 4 bytes a column. */
-#define LINE_MAX_BYTES 8192
 
 /*
  * Line y of the screen: s fitted to the screen's width (a name from a
@@ -237,9 +322,7 @@ static void put_line(int y, const char *s, int attr)
 static void draw_rows(struct top *t, int y, const struct rowset *rs, int selectable,
 		      int show_self)
 {
-	int fn = COLS - 30 - 24;
-	if (fn < 16)
-		fn = 16;
+	int fn = name_cols(COLS);
 	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES];
 	int avail = LINES - y - 1;
 	if (avail < 1)
@@ -256,9 +339,9 @@ static void draw_rows(struct top *t, int y, const struct rowset *rs, int selecta
 	for (int i = start; i < (int)rs->n && y < LINES - 1; i++, y++) {
 		const struct row *r = &rs->v[i];
 		char extra[64] = "";
-		if (t->group == G_THREAD && selectable)
-			snprintf(extra, sizeof(extra), " %u/%u", r->pid, r->tid);
-		fit(name, sizeof(name), r->name, fn, 1);
+		if (selectable)
+			row_ids(t, r, extra, sizeof(extra));
+		fit(name, sizeof(name), r->name, fn, fn);
 		if (show_self)
 			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %s %s%s",
 				 pct(t, r->self), pct(t, r->total), r->samples, name,
@@ -321,9 +404,7 @@ void draw(struct top *t)
 	}
 	y++;
 	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES];
-	int fn = COLS - 30 - 24;
-	if (fn < 16)
-		fn = 16;
+	int fn = name_cols(COLS);
 	if (t->tree) {
 		const struct loc *l = resolver_loc(t->res, t->tree_loc);
 		snprintf(buf, sizeof(buf), "Callers and callees of %s (%s): %.2f%% total, "
@@ -358,14 +439,14 @@ void draw(struct top *t)
 			int w = fn + 6 - ind - (int)strlen(lvl);
 			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%%  %*s%s%s %s",
 				 pct(t, nd->total), pct(t, nd->self), ind, "", lvl,
-				 fit(name, sizeof(name), nl->sym, w, 1), nl->dso);
+				 fit(name, sizeof(name), nl->sym, w, w), nl->dso);
 			put_line(y, buf, tl->depth == 0 ? A_BOLD : 0);
 		}
 		refresh();
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
-		 row_head(t), t->group == G_FUNC ? "Module" : t->group == G_THREAD ? "Process pid/tid" : "");
+		 row_head(t), row_tail_head(t));
 	put_line(y++, buf, A_BOLD);
 	draw_rows(t, y, &t->rows, 1, 1);
 	refresh();
@@ -459,10 +540,7 @@ static void on_key(struct top *t, int ch)
 			t->focus = t->group;
 			t->focus_pid = r->pid;
 			t->focus_tid = r->tid;
-			free(t->focus_name);
-			t->focus_name = t->group == G_THREAD
-				? xasprintf("%s (%u/%u)", r->name, r->pid, r->tid)
-				: xasprintf("%s[%u]", r->name, r->pid);
+			t->focus_image = r->image;
 			t->group = G_FUNC;
 			t->sel = t->scroll = 0;
 		} else {
