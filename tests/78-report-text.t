@@ -81,7 +81,9 @@ ok $? "--percent-limit 1: every row has Self >= 1 % (was: rows at 0.00 % Self ke
 ! grep -q '  main  ' "$T/lim"
 ok $? "main (Self ~0, Total 100 %) is not among them"
 "$PROBE" report --children --percent-limit 1 "$R" >"$T/limc" 2>>"$T/err"
-grep -q '^ *100.00% .*  main  ' "$T/limc" &&
+# main's Total is all but the samples before and after it (the loader's,
+# exit's: a few under load), so at least 50 % rather than exactly 100 %.
+awk '!/^#/ && / main  / { t = $1; sub("%", "", t); if (t + 0 >= 50) f = 1 } END { exit !f }' "$T/limc" &&
 	awk '!/^#/ { s = $1; sub("%", "", s); if (s + 0 < 1) bad = 1 } END { exit bad }' "$T/limc"
 ok $? "--children --percent-limit 1: rows by Total, main among them"
 script -qc "$PROBE report $R" /dev/null >"$T/tty" 2>&1
