@@ -19,7 +19,8 @@ pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 run() {
 	name=$1; shift
 	"$PROBE" record -q -F 999 -o "$T/$name.probe" -- "$@" >/dev/null 2>>"$T/rec.err" &&
-	"$PROBE" report --sort sym "$T/$name.probe" >"$T/$name.txt" 2>>"$T/rep.err" &&
+	# --signatures: the text rows named as pprof names them (C++ whole)
+	"$PROBE" report --signatures --sort sym "$T/$name.probe" >"$T/$name.txt" 2>>"$T/rep.err" &&
 	"$PROBE" report --format pprof -o "$T/$name.pb.gz" "$T/$name.probe" 2>>"$T/rep.err"
 }
 # share REPORT NAME: Self % of the text row whose Function is exactly NAME
