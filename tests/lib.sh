@@ -43,6 +43,28 @@ done_testing() { [ "$_tap_fail" -eq 0 ]; exit $?; }
 # within VALUE WANT TOLERANCE: exit status 0 when |VALUE-WANT| <= TOLERANCE
 within() { awk -v v="$1" -v w="$2" -v t="$3" 'BEGIN { d = v - w; if (d < 0) d = -d; exit !(v != "" && d <= t) }'; }
 
+# Statistical bounds: a test must fail by chance less than once in 1,000
+# runs.  A count of N samples, each in with chance P (at least), is
+# Binomial(N, P).
+# binom_min N P: the least m with P(count < m) <= 1/1000 (the exact lower
+# tail, summed in logs): "count >= m" fails by chance < 1/1000 runs.
+binom_min() {
+	awk -v n="$1" -v p="$2" 'BEGIN {
+		if (p >= 1) { print n; exit } if (p <= 0 || n <= 0) { print 0; exit }
+		lc = 0; cdf = 0
+		for (k = 0; k <= n; k++) {
+			if (k) lc += log(n - k + 1) - log(k)
+			cdf += exp(lc + k * log(p) + (n - k) * log(1 - p))
+			if (cdf > 0.001) { print k; exit }
+		}
+		print n }'
+}
+# binom_tol N P: the half-width, in percentage points, of a two-sided
+# bound on a share of N samples whose expected share is P (0..1): 3.29
+# binomial standard deviations, outside which a share falls by chance
+# with probability 1/1000 (normal approximation: N*P*(1-P) >= 10).
+binom_tol() { awk -v n="$1" -v p="$2" 'BEGIN { printf "%.2f", 329 * sqrt(p * (1 - p) / n) }'; }
+
 # self_share REPORT NAME: the Self% of the first text-report row whose
 # key columns contain the word NAME (empty when there is none).
 self_share() {
