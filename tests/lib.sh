@@ -59,11 +59,17 @@ binom_min() {
 		}
 		print n }'
 }
-# binom_tol N P: the half-width, in percentage points, of a two-sided
-# bound on a share of N samples whose expected share is P (0..1): 3.29
-# binomial standard deviations, outside which a share falls by chance
-# with probability 1/1000 (normal approximation: N*P*(1-P) >= 10).
-binom_tol() { awk -v n="$1" -v p="$2" 'BEGIN { printf "%.2f", 329 * sqrt(p * (1 - p) / n) }'; }
+# binom_tol N P [CHECKS]: the half-width, in percentage points, of a
+# two-sided bound on a share of N samples whose expected share is P (0..1),
+# outside which it falls by chance in 1 run of 1,000 however many of the
+# test's CHECKS (default 1) share that chance: 3.29 binomial standard
+# deviations for one check, 3.59 for three, 3.66 for four (normal
+# approximation: N*P*(1-P) >= 10).
+binom_tol() {
+	awk -v n="$1" -v p="$2" -v k="${3:-1}" 'BEGIN {
+		split("3.29 3.48 3.59 3.66 3.72 3.76 3.80 3.84 3.86 3.89", z, " ")
+		printf "%.2f", z[k < 10 ? k : 10] * 100 * sqrt(p * (1 - p) / n) }'
+}
 
 # self_share REPORT NAME: the Self% of the first text-report row whose
 # key columns contain the word NAME (empty when there is none).
