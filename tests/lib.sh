@@ -85,3 +85,26 @@ as_nobody() {
 		env PATH=/usr/bin:/bin HOME=/nonexistent \
 		$(env | grep -E '^(PROBE_SIGNAL|GT_[A-Z_]*)=' | tr '\n' ' ') "$@"
 }
+
+# leaf_checks REPORT LABEL: three ok lines, gt_leaf's leaf_five, leaf_three
+# and leaf_two at 50/30/20 % of the three leaves' samples (their calls are
+# 5:3:2; the program's start and exit, about 1 % of all samples, are left
+# out: they moved leaf_five's share of all 0.6 points below 50, a bias, not
+# noise), each within binom_tol of the leaves' sample count for three
+# checks (3.59 standard deviations: a false failure in fewer than 1 run of
+# 1,000).  REPORT is a `probe report` text report of gt_leaf.
+leaf_checks() {
+	_n=$(awk '/^# event:/ { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^samples/) { print $i; exit } }' "$1")
+	_sum=0
+	for _f in leaf_five leaf_three leaf_two; do
+		_sum=$(awk -v a="$_sum" -v b="$(self_share "$1" "$_f")" 'BEGIN { print a + b }')
+	done
+	_nl=$(awk -v n="${_n:-0}" -v s="$_sum" 'BEGIN { printf "%.0f", n * s / 100 }')
+	for _p in leaf_five:50 leaf_three:30 leaf_two:20; do
+		_w=${_p#*:}
+		_got=$(awk -v s="$(self_share "$1" "${_p%:*}")" -v t="$_sum" 'BEGIN { if (t > 0) printf "%.2f", 100 * s / t }')
+		_tol=$(binom_tol "$_nl" "$(awk -v w="$_w" 'BEGIN { print w / 100 }')" 3)
+		[ "$_nl" -gt 0 ] && within "$_got" "$_w" "$_tol"
+		ok $? "$2${_p%:*}: $_got % of the leaves' $_nl samples (want $_w +-$_tol)"
+	done
+}
