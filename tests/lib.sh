@@ -92,19 +92,18 @@ as_nobody() {
 # out: they moved leaf_five's share of all 0.6 points below 50, a bias, not
 # noise), each within binom_tol of the leaves' sample count for three
 # checks (3.59 standard deviations: a false failure in fewer than 1 run of
-# 1,000).  REPORT is a `probe report` text report of gt_leaf.
+# 1,000).  REPORT: rows "Self% Total% Samples NAME ..." (a `probe report`
+# or `probe top` text snapshot of gt_leaf); the first row of each name.
 leaf_checks() {
-	_n=$(awk '/^# event:/ { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^samples/) { print $i; exit } }' "$1")
-	_sum=0
-	for _f in leaf_five leaf_three leaf_two; do
-		_sum=$(awk -v a="$_sum" -v b="$(self_share "$1" "$_f")" 'BEGIN { print a + b }')
-	done
-	_nl=$(awk -v n="${_n:-0}" -v s="$_sum" 'BEGIN { printf "%.0f", n * s / 100 }')
-	for _p in leaf_five:50 leaf_three:30 leaf_two:20; do
-		_w=${_p#*:}
-		_got=$(awk -v s="$(self_share "$1" "${_p%:*}")" -v t="$_sum" 'BEGIN { if (t > 0) printf "%.2f", 100 * s / t }')
+	set -- "$1" "$2" $(awk '!/^#/ && $4 ~ /^leaf_(five|three|two)$/ && !($4 in c) { c[$4] = $3 }
+		END { print c["leaf_five"] + 0, c["leaf_three"] + 0, c["leaf_two"] + 0 }' "$1")
+	_nl=$(($3 + $4 + $5))
+	for _p in leaf_five:50:$3 leaf_three:30:$4 leaf_two:20:$5; do
+		_f=${_p%%:*} _w=${_p#*:} _c=${_p##*:}
+		_w=${_w%:*}
+		_got=$(awk -v c="$_c" -v n="$_nl" 'BEGIN { if (n > 0) printf "%.2f", 100 * c / n }')
 		_tol=$(binom_tol "$_nl" "$(awk -v w="$_w" 'BEGIN { print w / 100 }')" 3)
 		[ "$_nl" -gt 0 ] && within "$_got" "$_w" "$_tol"
-		ok $? "$2${_p%:*}: $_got % of the leaves' $_nl samples (want $_w +-$_tol)"
+		ok $? "$2$_f: $_got % of the leaves' $_nl samples (want $_w +-$_tol)"
 	done
 }
