@@ -89,7 +89,7 @@ else
 		"$PROBE" report --format folded "$T/$name.probe" >"$T/$name.fold" 2>/dev/null
 		return $st
 	}
-	node_run js --perf-basic-prof "$ROOT/tests/jit_hot.js" js 2
+	node_run js --perf-basic-prof "$ROOT/tests/jit_hot.js" js 4
 	is "$?" 0 "node --perf-basic-prof: probe record exits with node's status"
 	grep -q '^done$' "$T/js.out"; ok $? "and node's output is its own"
 	a=$(folded_count "$T/js.fold" 'line ~ /;JS:[*^~]?hotA [^;]*$/')
@@ -100,7 +100,13 @@ else
 	at_least 95 "$((a + b))" "$((a + b + unk))"
 	ok $? "the hot JS functions are named in $((a + b)) of their $((a + b + unk)) samples"
 	s=$(pct "$a" "$((a + b))")
-	within "$s" 75 3; ok $? "hotA:hotB called 3:1: hotA $s % of the two (want 75 +-3)"
+	# The bound from the count (binom_tol: a false failure in fewer than 1
+	# run of 1,000): about 2.3 points at 3,800 samples (4 s; node runs for
+	# a wall time, so a busy machine gives fewer samples and a wider
+	# bound).  Before: 2 s, about 1,900 samples, 3 points: 3.0 standard
+	# deviations, 1 run in 370.
+	tol=$(binom_tol "$((a + b > 0 ? a + b : 1))" 0.75)
+	within "$s" 75 "$tol"; ok $? "hotA:hotB called 3:1: hotA $s % of the $((a + b)) (want 75 +-$tol)"
 	good=$(folded_count "$T/js.fold" 'line ~ /;main;node::Start\(int, char\*\*\);.*Builtins_JSEntry;.*;JS:[*^~]?hot[AB] [^;]*$/ || line ~ /__libc_start_call_main;node::Start\(int, char\*\*\);.*Builtins_JSEntry;.*;JS:[*^~]?hot[AB] [^;]*$/')
 	at_least 95 "$good" "$((a + b))"
 	ok $? "through JS frames to node::Start and main: $good of $((a + b))"

@@ -107,3 +107,15 @@ leaf_checks() {
 		ok $? "$2$_f: $_got % of the leaves' $_nl samples (want $_w +-$_tol)"
 	done
 }
+
+# samples_in REPORT: the sample count a `probe report` header gives.
+samples_in() {
+	awk '/^# event:/ { for (i = 1; i <= NF; i++) if ($(i+1) ~ /^samples/) { print $i; exit } }' "$1"
+}
+# share_ok GOT WANT N [CHECKS]: exit 0 when the share GOT (%) of N samples
+# is within binom_tol of WANT (%): a false failure in fewer than 1 run of
+# 1,000 over the test's CHECKS such checks.
+share_ok() {
+	[ "${3:-0}" -gt 0 ] || return 1
+	within "$1" "$2" "$(binom_tol "$3" "$(awk -v w="$2" 'BEGIN { print w / 100 }')" "${4:-1}")"
+}
