@@ -28,7 +28,11 @@
  * MAPs, reads its .eh_frame from the file, and publishes the rule.
  * A dlclose that unloaded something empties the cache of the code no
  * longer loaded (probe_cfi_flush) while its thread still counts as in the
- * loader.
+ * loader.  Inside the loader, where libunwind must not run, a frame whose
+ * rule is not cached is read by the handler itself from the in-memory
+ * .eh_frame of its object, when that object was loaded at start (mapped
+ * for good: local_rule, with probe/cfa.h, the collector's own reader), and
+ * only else found by scanning the stack (scan_return).
  *
  * Publishing (include/probe/arena.h): a slot is {key, rule}.  The writer
  * (only the collector) stores key 0, the rule, then the key (release); a
