@@ -12,7 +12,8 @@
  * does not follow (signal frames, CFA expressions, other stacks).  Never
  * while the thread is inside the dynamic loader (loader.c): libunwind's
  * dl_iterate_phdr and its own lock could deadlock there, so such a sample
- * keeps what cfi.c's walk reached.
+ * keeps what cfi.c's walk reached (with rules it reads from the loaded
+ * .eh_frame of the objects loaded at start: ld.so, libc, the program).
  *
  * We use libunwind's cursor, started from the signal's ucontext
  * (unw_init_local2 with UNW_INIT_SIGNAL_FRAME) and stepped to the end, not

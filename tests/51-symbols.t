@@ -8,6 +8,14 @@ plan 29
 
 # share REPORT NAME: the Self% of the text-report row whose Function column
 # (the last one with --sort sym) is exactly NAME, else empty
+# of3 A B C: A as a percentage of A + B + C (the program's start and exit,
+# about 1 % of all samples, left out: a bias of up to 0.75 points, not noise)
+of3() { awk -v a="$1" -v b="$2" -v c="${3:-0}" 'BEGIN { if (a + b + c > 0) printf "%.2f", 100 * a / (a + b + c) }'; }
+# Shares are checked against bounds from the sample count (lib.sh's
+# share_ok: a false failure in fewer than 1 run of 1,000), with 600 rounds
+# at 2999 Hz (about 6,600 samples: 2.2 points for 50 %, 1.9 for 75 %).
+# Before: +-2 points of all samples, at 3,300 samples (MiniDebugInfo) 1.6
+# standard deviations below leaf_five once its bias is counted.
 share() {
 	awk -v name="$2" '/^#/ { next } substr($0, 32) == name { print substr($0, 1, 8) + 0; exit }' "$1"
 }
@@ -22,11 +30,14 @@ md=$GT/gt_minidebug
 readelf -SW "$md" >"$T/sections" 2>&1
 grep -q ' \.gnu_debugdata ' "$T/sections" && ! grep -q ' \.symtab ' "$T/sections"
 ok $? "gt_minidebug: stripped (no .symtab), with a .gnu_debugdata section"
-record "$T/md.probe" "$md" 300; ok $? "gt_minidebug: recorded"
+record "$T/md.probe" "$md" 600; ok $? "gt_minidebug: recorded"
 report --sort sym "$T/md.probe"
 f=$(share "$T/r" leaf_five) t=$(share "$T/r" leaf_three) w=$(share "$T/r" leaf_two)
-within "$f" 50 2 && within "$t" 30 2 && within "$w" 20 2
-ok $? "MiniDebugInfo names the static functions: leaf_five $f, leaf_three $t, leaf_two $w % (50/30/20 +-2)"
+n=$(samples_in "$T/r")
+set -- "$f" "$t" "$w"
+f=$(of3 "$1" "$2" "$3") t=$(of3 "$2" "$1" "$3") w=$(of3 "$3" "$1" "$2")
+share_ok "$f" 50 "$n" 3 && share_ok "$t" 30 "$n" 3 && share_ok "$w" 20 "$n" 3
+ok $? "MiniDebugInfo names the static functions: leaf_five $f, leaf_three $t, leaf_two $w % of the three (50/30/20, $n samples)"
 objcopy --remove-section .gnu_debugdata "$md" "$T/gt_nomd"
 record "$T/nomd.probe" "$T/gt_nomd" 100
 report --sort sym "$T/nomd.probe"
@@ -48,8 +59,9 @@ awk '!/^#/ && $NF == "inl"' "$T/r" >"$T/inl.rows"
 [ -s "$T/inl.rows" ] && ! grep -q 'inline_\|work' "$T/inl.rows"
 ok $? "stripped, no debug file: no names ($(awk '{ print $4 }' "$T/inl.rows" | head -3 | tr '\n' ' '))"
 PROBE_DEBUG_ROOT=$T/dbg "$PROBE" report --sort sym "$T/inl.probe" >"$T/r" 2>"$T/rerr"
-a=$(share "$T/r" "inline_three [inlined]")
-within "$a" 75 2; ok $? "debug file found by build-id: inline frames named from its DWARF ($a %)"
+a=$(share "$T/r" "inline_three [inlined]") b=$(share "$T/r" "inline_one [inlined]")
+a=$(of3 "$a" "$b")
+share_ok "$a" 75 "$(samples_in "$T/r")"; ok $? "debug file found by build-id: inline frames named from its DWARF ($a % of the two)"
 rm -rf "$T/dbg"
 objcopy --add-gnu-debuglink="$T/inl.debug" "$T/inl" "$T/inl2"
 record "$T/inl2.probe" "$T/inl2" 300
@@ -61,8 +73,10 @@ ok $? "debug file found by .gnu_debuglink next to the program"
 record "$T/inline.probe" "$GT/gt_inline" 600; ok $? "gt_inline: recorded"
 report --sort sym "$T/inline.probe"
 a=$(share "$T/r" "inline_three [inlined]") b=$(share "$T/r" "inline_one [inlined]")
-within "$a" 75 2 && within "$b" 25 2
-ok $? "inlined functions are frames of their own: inline_three $a %, inline_one $b % (75/25 +-2)"
+set -- "$a" "$b"
+a=$(of3 "$1" "$2") b=$(of3 "$2" "$1")
+share_ok "$a" 75 "$(samples_in "$T/r")" && [ -n "$b" ]
+ok $? "inlined functions are frames of their own: inline_three $a %, inline_one $b % of the two (75/25)"
 report --format folded "$T/inline.probe"
 awk '{ n = $NF; total += n } /;work;inline_outer \[inlined\];inline_three \[inlined\] [0-9]+$/ { two += n }
 	END { exit !(two >= 0.7 * total) }' "$T/r"
@@ -76,8 +90,10 @@ report --lines "$T/inline.probe"
 is "$?" 0 "probe report --lines succeeds"
 h3=$(awk -v k="gt_inline.c:$l3" '!/^#/ && $4 == k { print substr($0, 1, 8) + 0; exit }' "$T/r")
 h1=$(awk -v k="gt_inline.c:$l1" '!/^#/ && $4 == k { print substr($0, 1, 8) + 0; exit }' "$T/r")
-within "$h3" 75 2 && within "$h1" 25 2
-ok $? "--lines: gt_inline.c:$l3 $h3 %, gt_inline.c:$l1 $h1 % (75/25 +-2)"
+set -- "$h3" "$h1"
+h3=$(of3 "$1" "$2") h1=$(of3 "$2" "$1")
+share_ok "$h3" 75 "$(samples_in "$T/r")" && [ -n "$h1" ]
+ok $? "--lines: gt_inline.c:$l3 $h3 %, gt_inline.c:$l1 $h1 % of the two (75/25)"
 report --tree "$T/inline.probe"
 grep -q "inline_three \[inlined\]  gt_inline.c:$l3  \[gt_inline\]" "$T/r" &&
 	grep -q "inline_outer \[inlined\]  gt_inline.c:[0-9]*  \[gt_inline\]" "$T/r"

@@ -1,6 +1,7 @@
 // jit_hot.js - JavaScript for tests/92-jit.t, run by node.
 //   node jit_hot.js js SECONDS          hotA and hotB, called 3:1
-//   node jit_hot.js addon FILE SECONDS  callNative, calling C (FILE: jit_addon.c built)
+//   node jit_hot.js addon FILE SECONDS [CALLS]  callNative, calling C (FILE: jit_addon.c
+//                                       built); CALLS: that many calls (a fixed amount of work)
 //   node jit_hot.js loops N             as js, N rounds (a fixed amount of work: scripts/bench)
 function hotA(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
 function hotB(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
@@ -13,7 +14,8 @@ const loops = mode === 'loops' ? Number(process.argv[3]) : Infinity;
 let x = 0;
 if (mode === 'addon') {
 	const addon = require(process.argv[3]);
-	while (Date.now() < end)
+	const calls = Number(process.argv[5] || Infinity);
+	for (let i = 0; calls !== Infinity ? i < calls : Date.now() < end; i++)
 		x += callNative(addon, 2000000);
 } else {
 	for (let i = 0; mode === 'loops' ? i < loops : Date.now() < end; i++) {

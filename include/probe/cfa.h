@@ -1,0 +1,410 @@
+/*
+ * cfa.h - reading x86-64 DWARF CFI (.eh_frame): the CIE's and FDE's CFA
+ * programs run up to one address, giving arena.h's packed frame rule.
+ *
+ * Contract:
+ *   - Two users: the collector (collector/ingest/cfi_learn.c), over an
+ *     object's file mapped in the collector, untrusted; and libprobe's
+ *     handler (preload/cfi.c), over the .eh_frame of an object mapped for
+ *     good in its own process, in SIGNAL CONTEXT.  So: no allocation, no
+ *     lock, no stdio; only memcpy/memset (async-signal-safe) and reads
+ *     bounded by the reader's [p, end): a damaged or hostile section gives
+ *     PROBE_RULE_UNSUP, never a read outside the bounds.
+ *   - Pointers are computed where the bytes are (pc-relative encodings),
+ *     absolute ones (absptr) moved by abs_adj: the caller puts the address
+ *     looked up in the same space.
+ */
+#ifndef PROBE_CFA_H
+#define PROBE_CFA_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "probe/arena.h"
+
+/* A bounded reader over mapped .eh_frame bytes. */
+struct cfa_rd {
+	const uint8_t *p, *end;
+	int bad;
+	int64_t abs_adj;                /* absolute pointers: vaddr -> image */
+};
+
+static inline uint64_t cfa_uleb(struct cfa_rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static inline int64_t cfa_sleb(struct cfa_rd *r)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (r->p < r->end) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= -((int64_t)1 << shift);
+			return v;
+		}
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static inline uint64_t cfa_fixed(struct cfa_rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return 0;
+	}
+	memcpy(&v, r->p, n);            /* little endian */
+	r->p += n;
+	return v;
+}
+
+/* A DW_EH_PE-encoded pointer (absptr, udata/sdata 2/4/8, (s)uleb; pcrel). */
+static inline uint64_t cfa_encoded(struct cfa_rd *r, uint8_t enc)
+{
+	const uint8_t *at = r->p;
+	uint64_t v;
+
+	if (enc == 0xff)
+		return 0;
+	switch (enc & 0x0f) {
+	case 0x00: v = cfa_fixed(r, 8); break;
+	case 0x01: v = cfa_uleb(r); break;
+	case 0x02: v = cfa_fixed(r, 2); break;
+	case 0x03: v = cfa_fixed(r, 4); break;
+	case 0x04: v = cfa_fixed(r, 8); break;
+	case 0x09: v = (uint64_t)cfa_sleb(r); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)cfa_fixed(r, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)cfa_fixed(r, 4); break;
+	case 0x0c: v = cfa_fixed(r, 8); break;
+	default: r->bad = 1; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: v += (uint64_t)r->abs_adj; break;
+	case 0x10: v += (uint64_t)(uintptr_t)at; break;
+	default: r->bad = 1; return 0;  /* textrel, datarel, funcrel: not in eh_frame CIEs we use */
+	}
+	if (enc & 0x80)
+		r->bad = 1;             /* indirect: only personality pointers, which we skip otherwise */
+	return v;
+}
+
+/* Register rules we track: rbp (6) and the return address (16). */
+enum { CFA_SAME, CFA_OFFSET, CFA_UNDEF, CFA_OTHER };
+struct cfa_regs {
+	int cfa_reg;
+	int64_t cfa_off;
+	int cfa_expr;
+	int rbp, ra;
+	int64_t rbp_off, ra_off;
+};
+
+struct cfa_cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	int signal_frame, has_z;
+	const uint8_t *insns, *insns_end;
+};
+
+static inline void cfa_set_reg(struct cfa_regs *s, uint64_t reg, int how, int64_t off)
+{
+	if (reg == 6) {
+		s->rbp = how;
+		s->rbp_off = off;
+	} else if (reg == 16) {
+		s->ra = how;
+		s->ra_off = off;
+	}
+}
+
+/* DW_CFA_restore: the rule the CIE's initial instructions left. */
+static inline void cfa_restore_reg(struct cfa_regs *s, const struct cfa_regs *init, uint64_t reg)
+{
+	if (reg == 6)
+		cfa_set_reg(s, reg, init->rbp, init->rbp_off);
+	else if (reg == 16)
+		cfa_set_reg(s, reg, init->ra, init->ra_off);
+}
+
+/*
+ * Run a CFA program.  Stops when the location passes pc (FDE programs;
+ * pc = UINT64_MAX for a CIE's initial instructions).  0, or -1 when it
+ * holds something we do not follow.
+ */
+static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_regs *s,
+	       const struct cfa_regs *init, uint64_t loc, uint64_t pc)
+{
+	struct cfa_regs stack[8];
+	int depth = 0;
+
+	while (r->p < r->end && !r->bad) {
+		uint8_t op = *r->p++;
+		uint64_t reg, delta = 0;
+		int64_t off;
+
+		switch (op & 0xc0) {
+		case 0x40:
+			delta = (uint64_t)(op & 0x3f) * c->code_align;
+			goto advance;
+		case 0x80:
+			off = (int64_t)cfa_uleb(r) * c->data_align;
+			cfa_set_reg(s, op & 0x3f, CFA_OFFSET, off);
+			continue;
+		case 0xc0:
+			cfa_restore_reg(s, init, op & 0x3f);
+			continue;
+		}
+		switch (op) {
+		case 0x00:              /* nop */
+			continue;
+		case 0x01:              /* set_loc */
+			{
+				uint64_t to = cfa_encoded(r, c->fde_enc);
+				if (to > pc)
+					return 0;
+				loc = to;
+			}
+			continue;
+		case 0x02: delta = cfa_fixed(r, 1) * c->code_align; goto advance;
+		case 0x03: delta = cfa_fixed(r, 2) * c->code_align; goto advance;
+		case 0x04: delta = cfa_fixed(r, 4) * c->code_align; goto advance;
+		case 0x05:              /* offset_extended */
+			reg = cfa_uleb(r);
+			off = (int64_t)cfa_uleb(r) * c->data_align;
+			cfa_set_reg(s, reg, CFA_OFFSET, off);
+			continue;
+		case 0x06:              /* restore_extended */
+			cfa_restore_reg(s, init, cfa_uleb(r));
+			continue;
+		case 0x07:              /* undefined */
+			cfa_set_reg(s, cfa_uleb(r), CFA_UNDEF, 0);
+			continue;
+		case 0x08:              /* same_value */
+			cfa_set_reg(s, cfa_uleb(r), CFA_SAME, 0);
+			continue;
+		case 0x09:              /* register: reg, reg2 */
+		case 0x14:              /* val_offset: reg, offset (the same shape) */
+			reg = cfa_uleb(r);
+			cfa_uleb(r);
+			cfa_set_reg(s, reg, CFA_OTHER, 0);
+			continue;
+		case 0x0a:              /* remember_state */
+			if (depth == 8)
+				return -1;
+			stack[depth++] = *s;
+			continue;
+		case 0x0b:              /* restore_state: the whole row */
+			if (depth == 0)
+				return -1;
+			{
+				*s = stack[--depth];
+			}
+			continue;
+		case 0x0c:              /* def_cfa */
+			s->cfa_reg = (int)cfa_uleb(r);
+			s->cfa_off = (int64_t)cfa_uleb(r);
+			s->cfa_expr = 0;
+			continue;
+		case 0x0d:              /* def_cfa_register */
+			s->cfa_reg = (int)cfa_uleb(r);
+			s->cfa_expr = 0;
+			continue;
+		case 0x0e:              /* def_cfa_offset */
+			s->cfa_off = (int64_t)cfa_uleb(r);
+			continue;
+		case 0x0f:              /* def_cfa_expression */
+			off = (int64_t)cfa_uleb(r);
+			if (off < 0 || off > r->end - r->p)
+				return -1;
+			r->p += off;
+			s->cfa_expr = 1;
+			continue;
+		case 0x10:              /* expression */
+		case 0x16:              /* val_expression */
+			reg = cfa_uleb(r);
+			off = (int64_t)cfa_uleb(r);
+			if (off < 0 || off > r->end - r->p)
+				return -1;
+			r->p += off;
+			cfa_set_reg(s, reg, CFA_OTHER, 0);
+			continue;
+		case 0x11:              /* offset_extended_sf */
+			reg = cfa_uleb(r);
+			off = cfa_sleb(r) * c->data_align;
+			cfa_set_reg(s, reg, CFA_OFFSET, off);
+			continue;
+		case 0x12:              /* def_cfa_sf */
+			s->cfa_reg = (int)cfa_uleb(r);
+			s->cfa_off = cfa_sleb(r) * c->data_align;
+			s->cfa_expr = 0;
+			continue;
+		case 0x13:              /* def_cfa_offset_sf */
+			s->cfa_off = cfa_sleb(r) * c->data_align;
+			continue;
+		case 0x15:              /* val_offset_sf */
+			reg = cfa_uleb(r);
+			cfa_sleb(r);
+			cfa_set_reg(s, reg, CFA_OTHER, 0);
+			continue;
+		case 0x2e:              /* GNU_args_size */
+			cfa_uleb(r);
+			continue;
+		case 0x2f:              /* GNU_negative_offset_extended */
+			reg = cfa_uleb(r);
+			off = -(int64_t)cfa_uleb(r) * c->data_align;
+			cfa_set_reg(s, reg, CFA_OFFSET, off);
+			continue;
+		default:
+			return -1;
+		}
+advance:
+		if (loc + delta > pc)
+			return 0;
+		loc += delta;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static inline int cfa_parse_cie(const uint8_t *p, const uint8_t *end, int64_t adj, struct cfa_cie *c)
+{
+	struct cfa_rd r = { p, end, 0, adj };
+	uint64_t len = cfa_fixed(&r, 4);
+	const char *aug;
+	uint8_t version;
+
+	if (len == 0xffffffffu || len == 0 || len > (uint64_t)(end - r.p))
+		return -1;
+	r.end = r.p + len;
+	if (cfa_fixed(&r, 4) != 0)          /* CIE id */
+		return -1;
+	version = (uint8_t)cfa_fixed(&r, 1);
+	if (version != 1 && version != 3)
+		return -1;
+	aug = (const char *)r.p;
+	while (r.p < r.end && *r.p)
+		r.p++;
+	if (r.p >= r.end)
+		return -1;
+	r.p++;
+	memset(c, 0, sizeof *c);
+	if (aug[0] && aug[0] != 'z')
+		return -1;              /* "eh" and other old forms */
+	c->code_align = cfa_uleb(&r);
+	c->data_align = cfa_sleb(&r);
+	c->ra_reg = version == 1 ? cfa_fixed(&r, 1) : cfa_uleb(&r);
+	c->fde_enc = 0;             /* absptr */
+	if (aug[0] == 'z') {
+		uint64_t alen = cfa_uleb(&r);
+		const uint8_t *aend;
+
+		if (alen > (uint64_t)(r.end - r.p))
+			return -1;
+		aend = r.p + alen;
+		c->has_z = 1;
+		for (const char *a = aug + 1; *a && !r.bad; a++) {
+			if (*a == 'R') {
+				c->fde_enc = (uint8_t)cfa_fixed(&r, 1);
+			} else if (*a == 'L') {
+				cfa_fixed(&r, 1);
+			} else if (*a == 'P') {
+				uint8_t enc = (uint8_t)cfa_fixed(&r, 1);
+				struct cfa_rd skip = r;
+				/* skip the pointer; its value does not matter */
+				cfa_encoded(&skip, (uint8_t)(enc & 0x7f));
+				if (skip.bad)
+					return -1;
+				r.p = skip.p;
+			} else if (*a == 'S') {
+				c->signal_frame = 1;
+			} else if (*a == 'B' || *a == 'G') {
+				/* no data */
+			} else {
+				return -1;
+			}
+		}
+		r.p = aend;
+	}
+	if (r.bad || c->ra_reg != 16)
+		return -1;
+	c->insns = r.p;
+	c->insns_end = r.end;
+	return 0;
+}
+
+/* The rule at pc from the FDE at fde (an .eh_frame record). */
+static inline uint64_t cfa_rule_from_fde(const uint8_t *lo, const uint8_t *fde,
+			      const uint8_t *end, int64_t adj, uint64_t pc)
+{
+	struct cfa_rd r = { fde, end, 0, adj };
+	struct cfa_cie c;
+	struct cfa_regs init, s;
+	uint64_t len = cfa_fixed(&r, 4), cie_off, begin, range;
+	const uint8_t *id_at;
+
+	if (len == 0 || len == 0xffffffffu || len > (uint64_t)(end - r.p))
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	r.end = r.p + len;
+	id_at = r.p;
+	cie_off = cfa_fixed(&r, 4);
+	if (cie_off == 0 || cie_off > (uint64_t)(id_at - lo))
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	if (cfa_parse_cie(id_at - cie_off, end, adj, &c) < 0 || c.signal_frame)
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	begin = cfa_encoded(&r, c.fde_enc);
+	r.abs_adj = 0;          /* a length, not a pointer */
+	range = cfa_encoded(&r, (uint8_t)(c.fde_enc & 0x0f));
+	r.abs_adj = adj;
+	if (r.bad || pc < begin || pc - begin >= range)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	if (c.has_z) {
+		uint64_t alen = cfa_uleb(&r);
+		if (alen > (uint64_t)(r.end - r.p))
+			return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+		r.p += alen;
+	}
+	memset(&init, 0, sizeof init);
+	init.cfa_reg = -1;
+	init.rbp = CFA_SAME;
+	init.ra = CFA_OTHER;
+	struct cfa_rd ci = { c.insns, c.insns_end, 0, adj };
+	if (cfa_run(&ci, &c, &init, &init, 0, UINT64_MAX) < 0)
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	s = init;
+	if (cfa_run(&r, &c, &s, &init, begin, pc) < 0)
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	if (s.ra == CFA_UNDEF)
+		return probe_rule_pack(PROBE_RULE_LAST, 0, 0, 0);
+	if (s.cfa_expr || (s.cfa_reg != 7 && s.cfa_reg != 6) ||
+	    s.ra != CFA_OFFSET || s.ra_off != -8 ||
+	    s.cfa_off < 8 || s.cfa_off > INT32_MAX ||
+	    (s.rbp != CFA_SAME && s.rbp != CFA_OFFSET) ||
+	    (s.rbp == CFA_OFFSET && (s.rbp_off < INT16_MIN || s.rbp_off > INT16_MAX)))
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	return probe_rule_pack(s.cfa_reg == 7 ? PROBE_RULE_RSP : PROBE_RULE_RBP, s.rbp == CFA_OFFSET,
+		    (int)s.rbp_off, (int32_t)s.cfa_off);
+}
+
+#endif /* PROBE_CFA_H */
