@@ -1,6 +1,6 @@
 #!/bin/sh
 # --off-cpu: where threads wait, as shares of wall time.  gt_offcpu's main
-# thread computes 1 ms and sleeps 3 ms in a loop for 2 s while three threads
+# thread computes 5 ms and sleeps 15 ms in a loop for 2 s while three threads
 # wait for the whole run (a condition variable, a read on a pipe, a poll);
 # it measures what it did itself.  In the folded output (microseconds of
 # wall time) each share must be within 3 points of that truth, as root and

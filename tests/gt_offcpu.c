@@ -3,8 +3,8 @@
  * that alternates CPU work and sleep, and three that stay blocked.
  *   gt_offcpu [SECONDS]     (default 2.0)
  * For SECONDS of wall time:
- *   main     loop { compute_here: 1 ms of thread CPU;
- *                   sleep_here: one 3 ms nanosleep }
+ *   main     loop { compute_here: 5 ms of thread CPU;
+ *                   sleep_here: one 15 ms nanosleep }
  *   gt-cond  wait_cond_here: pthread_cond_wait, signalled only at the end
  *   gt-read  wait_read_here: read on an empty pipe, written only at the end
  *   gt-poll  wait_poll_here: poll (no timeout) on another empty pipe
@@ -35,8 +35,16 @@
 
 #include "gt_work.h"
 
-#define COMPUTE_NS 1000000L     /* CPU per compute_here */
-#define SLEEP_NS 3000000L       /* requested per sleep_here */
+/*
+ * Longer than the scheduler's tick (4 ms at 250 Hz): the CPU-time timers
+ * are checked on the tick, and a thread that runs 1 ms after each wakeup
+ * can be started just after a tick each time on a busy machine (a woken
+ * thread waits for the tick to preempt the busy one), so that no tick ever
+ * lands while it runs: its timer then never fires (seen: 4 samples in the
+ * first 40 ms of a 2 s run, then none; the compute share 1.09 % for 5.06 %).
+ */
+#define COMPUTE_NS 5000000L     /* CPU per compute_here */
+#define SLEEP_NS 15000000L      /* requested per sleep_here */
 
 /* Anomalies one thread saw; each thread owns one, main reads after join. */
 struct counts {
