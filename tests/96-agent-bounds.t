@@ -44,7 +44,7 @@ HC=$T/hostile_client
 cc -std=gnu11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" -o "$HC" \
 	"$ROOT/tests/hostile_client.c" || skip_all "cannot build tests/hostile_client.c"
 chmod 755 "$HC"
-plan 32
+plan 34
 
 HAVE_GO=0
 command -v go >/dev/null 2>&1 && HAVE_GO=1
@@ -258,5 +258,22 @@ ok $? "report: and stderr, once, with what to do"
 "$PROBE" report --header-only "$T/deep.probe" >"$T/deep2.txt" 2>"$T/deep2.err"
 ! grep -q dropped "$T/deep2.err" && ! grep -q 'not kept' "$T/deep2.txt"
 ok $? "report: under the default bound (1 GiB) the same recording is whole"
+
+# --- a wake socket that is no wake ---------------------------------------------------
+# The HELLO's second descriptor (the arena's wake socket) shut down for
+# reading, ready for ever, or fed zero-length datagrams: the agent gives it
+# up (its 10 ms poll reads the arena) rather than spin on it.  Before: a
+# core's worth of CPU for as long as the process lives.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+for kind in shut zero; do
+	start_agent "$T/wake-$kind.log" --http 127.0.0.1:0
+	(hostile wake 3 "$kind" >/dev/null 2>&1 &)
+	sleep 0.5
+	t0=$(ticks "$APID"); sleep 2; t1=$(ticks "$APID")
+	stop_agent
+	# 2 s of a core is 200 ticks; the agent idles at a few.
+	[ $((${t1:-999} - ${t0:-0})) -lt 50 ]
+	ok $? "wake socket ($kind): the agent used $((${t1:-999} - ${t0:-0})) ticks of CPU in 2 s (< 50)"
+done
 [ "$_tap_fail" -eq 0 ] || { tail -5 "$T"/*.log "$T/pprof.err" 2>/dev/null | sed 's/^/#   /'; }
 done_testing

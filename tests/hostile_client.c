@@ -90,24 +90,28 @@ static void connect_to(const char *path)
 		die(path);
 }
 
+/* A second descriptor sent with the next record that carries one (wake). */
+static int extra_fd = -1;
+
 /* One record of whole frames, with fd (>= 0) passed along. */
 static void send_record(const void *b, size_t n, int fd)
 {
 	struct iovec iov = { (void *)b, n };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	if (fd >= 0) {
+		int fds[2] = { fd, extra_fd }, nfd = extra_fd >= 0 ? 2 : 1;
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
+		mh.msg_controllen = CMSG_SPACE((size_t)nfd * sizeof(int));
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN((size_t)nfd * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)nfd * sizeof(int));
 	}
 	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)n)
 		die("sendmsg");
@@ -483,6 +487,33 @@ static int mode_record(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * A wake socket that is no wake: its collector end shut down for reading
+ * (ready for ever, recv returns 0) or fed zero-length datagrams without end.
+ */
+static int mode_wake(int argc, char **argv)
+{
+	if (argc < 3)
+		return -1;
+	long secs = num(argv[1], 1, 3600);
+	int shut = strcmp(argv[2], "shut") == 0, sv[2];
+	if (!shut && strcmp(argv[2], "zero") != 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv) < 0)
+		die("socketpair");
+	if (shut && shutdown(sv[1], SHUT_RD) < 0)
+		die("shutdown");
+	connect_to(argv[0]);
+	arena();
+	extra_fd = sv[1];
+	hello("hostile", "/usr/bin/hostile", 0);
+	uint64_t end = mono_ns() + (uint64_t)secs * 1000000000ull;
+	while (mono_ns() < end)
+		if (shut || send(sv[0], "", 0, MSG_DONTWAIT) < 0)
+			sleep_ms(1);
+	return 0;
+}
+
 static const struct mode {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -491,6 +522,7 @@ static const struct mode {
 	{ "bloat", mode_bloat },
 	{ "spoof", mode_spoof },
 	{ "record", mode_record },
+	{ "wake", mode_wake },
 };
 
 int main(int argc, char **argv)
@@ -506,6 +538,7 @@ int main(int argc, char **argv)
 		"       hostile_client bloat SOCKET HELLO_KIB MAPS PATHLEN THREADS SECONDS"
 		" [DIR]\n"
 		"       hostile_client spoof SOCKET COMM EXE SECONDS\n"
-		"       hostile_client record FILE MIB [DEPTH]\n");
+		"       hostile_client record FILE MIB [DEPTH]\n"
+		"       hostile_client wake SOCKET SECONDS shut|zero\n");
 	return 2;
 }

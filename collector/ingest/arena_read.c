@@ -10,6 +10,7 @@
 #include "arena_read.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct arena_reader {
 	uint64_t size;                  /* mapped, checked at attach */
 	uint32_t slot_data;             /* a ring's largest, checked at attach */
 	int wake_fd;                    /* the process's wake socket, or -1 */
+	uint64_t woke_ns;               /* when a wake last read the arena */
 	struct seen *seen;              /* PROBE_ARENA_SLOTS */
 	uint8_t *buf;                   /* FRAME_CAP */
 	uint64_t name_check;
@@ -389,16 +391,39 @@ int arena_wake_fd(const struct arena_reader *ar)
 	return ar ? ar->wake_fd : -1;
 }
 
+/*
+ * Bounded: a process sending without end must not keep us here, and its
+ * wakes read the arena at most once a millisecond (the poll reads it
+ * anyway).  A recv that returns 0 (a zero-length datagram, or a socket
+ * shut down for reading, which stays ready for ever) or fails otherwise
+ * than EAGAIN is no wake of libprobe's: the socket is given up (-1).
+ */
 int arena_woken(struct arena_reader *ar)
 {
 	char b[64];
 	int n = 0;
+	ssize_t r = -1;
 
-	/* Bounded: a process sending without end must not keep us here. */
-	while (ar && ar->wake_fd >= 0 && n < 64 &&
-	       recv(ar->wake_fd, b, sizeof b, MSG_DONTWAIT) >= 0)
+	if (!ar || ar->wake_fd < 0)
+		return 0;
+	while (n < 64 && (r = recv(ar->wake_fd, b, sizeof b, MSG_DONTWAIT)) > 0)
 		n++;
-	return n > 0;
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		return -1;
+	if (!n) {
+		/* Empty, yet ready (shut down for reading: recv says EAGAIN, poll
+		 * says readable), or hung up: it would wake us for ever. */
+		struct pollfd p = { .fd = ar->wake_fd, .events = POLLIN | POLLRDHUP };
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR |
+							 POLLNVAL)))
+			return -1;
+		return 0;
+	}
+	uint64_t now = now_ns();
+	if (now - ar->woke_ns < 1000000)
+		return 0;
+	ar->woke_ns = now;
+	return 1;
 }
 
 void arena_seed_rules(struct ingest_conn *c)

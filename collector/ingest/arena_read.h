@@ -18,8 +18,8 @@
  *   - The process's wake socket (arena.h: its threads send a byte when a
  *     ring passes half full) is the reader's once arena_set_wake() gave it:
  *     the owner polls arena_wake_fd() and, when it is ready, calls
- *     arena_woken() (which empties it; 1 if anything was there) and reads
- *     the arena.
+ *     arena_woken() (which empties it: 1 read the arena now, 0 not yet, -1
+ *     the socket is no wake of libprobe's, ready for ever: give it up).
  *   - arena_detach() unmaps it and closes the wake socket.
  */
 #ifndef PROBE_ARENA_READ_H
@@ -38,7 +38,7 @@ unsigned arena_read(struct ingest *in, struct ingest_conn *c, uint64_t until_ns,
 void arena_detach(struct arena_reader *ar);
 void arena_set_wake(struct arena_reader *ar, int fd);
 int arena_wake_fd(const struct arena_reader *ar);        /* -1: none */
-int arena_woken(struct arena_reader *ar);
+int arena_woken(struct arena_reader *ar);     /* 1 read it now, 0 not, -1 drop the socket */
 /* c sent a MAP (the last of c->maps): the rules known for its file (cfi_seed). */
 void arena_seed_rules(struct ingest_conn *c);
 

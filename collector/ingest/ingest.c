@@ -473,8 +473,10 @@ static int read_some(struct ingest *in, struct ingest_conn *c)
  */
 static void woken(struct ingest *in, struct ingest_conn *c)
 {
-	while (!c->dead && !c->orphan && c->fd >= 0 && read_some(in, c))
-		;
+	/* A few rounds: a process that keeps its socket full must not hold us. */
+	for (int i = 0; i < 4 && !c->dead && !c->orphan && c->fd >= 0; i++)
+		if (!read_some(in, c))
+			break;
 	if (c->ar && !c->dead)
 		arena_read(in, c, UINT64_MAX, 0);
 }
@@ -487,7 +489,14 @@ static void woken(struct ingest *in, struct ingest_conn *c)
  */
 void ingest_read(struct ingest *in, struct ingest_conn *c)
 {
-	if (c->ar && arena_woken(c->ar)) {
+	int w = c->ar ? arena_woken(c->ar) : 0;
+	if (w < 0) {
+		/* Ready for ever or broken: not libprobe's; the poll reads the arena. */
+		epoll_ctl(in->ep, EPOLL_CTL_DEL, arena_wake_fd(c->ar), NULL);
+		arena_set_wake(c->ar, -1);
+		return;
+	}
+	if (w > 0) {
 		woken(in, c);
 		if (!c->dead)
 			go_quiet(in, c);
