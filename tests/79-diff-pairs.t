@@ -11,7 +11,7 @@
 # so shares do not move with the machine's load; user time only
 # (cpu-clock:u), as the kernel's share (preemption) does.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 
 cat >"$T/p.c" <<'EOF'
 #include <math.h>
@@ -126,5 +126,16 @@ ok $? "--by-module: nothing paired, no pairing line"
 "$PROBE" diff --by-module --format folded "$T/app_old.probe" "$T/app_new.probe" >"$T/foldm" 2>>"$T/err"
 grep -q "^app_old;.*;leaf_a [1-9][0-9]* 0$" "$T/foldm" && grep -q "^app_new;.*;leaf_a 0 [1-9][0-9]*$" "$T/foldm"
 ok $? "--by-module: folded stacks apart, app_old's and app_new's"
-[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/diff" "$T/err" | head -40
+
+# More than one program in one recording only (base through sh -c: dash
+# and app_old, against app_new): which pairs with which would be a guess,
+# and joining all would add dash's main into app_old's: left apart, said.
+"$PROBE" record -q -e cpu-clock:u -o "$T/sh.probe" -- sh -c "$T/app_old 30 2000; $T/app_old 30 2000" \
+	>/dev/null 2>>"$T/err"
+"$PROBE" diff --no-inline "$T/sh.probe" "$T/app_new.probe" >"$T/diffs" 2>>"$T/err"
+got=$(awk '!/^#/ && $4 == "leaf_a" { printf "%s ", $5 }' "$T/diffs")
+grep -q '^# .*|app_new: programs found in one recording only, more than one on a side: not paired' "$T/diffs" &&
+	{ [ "$got" = "app_new app_old " ] || [ "$got" = "app_old app_new " ]; }
+ok $? "dash and app_old against app_new: not paired, said; leaf_a in each ($got)"
+[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/diff" "$T/diffs" "$T/err" | head -40
 done_testing

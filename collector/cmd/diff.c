@@ -94,6 +94,7 @@ struct diff {
 	int svg;                /* --format svg */
 	int by_module;          /* --by-module: no pairing of programs */
 	char *paired;           /* "app_old->app_new", or NULL (pair_programs) */
+	char *apart;            /* "a,b|c": several on a side, left apart */
 	struct exe_alias *alias[2];
 	struct symcache *sc;
 	struct side side[2];
@@ -182,9 +183,13 @@ static size_t unpaired(const char **v, size_t n, const char **w, size_t nw, char
 }
 
 /*
- * Executables of each recording that the other has none of by basename
- * become one module, "BASE'S->NEW'S", in both (the contexts' alias): a
- * program rebuilt under another name pairs its functions by name.
+ * The executable of each recording that the other has none of by basename
+ * becomes one module, "BASE'S->NEW'S", in both (the contexts' alias): a
+ * program rebuilt under another name pairs its functions by name.  Only
+ * one such on each side: with more (sh -c ./app_old against ./app_new, a
+ * build that ran gcc against one that ran clang) which pairs with which
+ * is a guess, and joining them all would add unrelated programs' main
+ * into one row; they stay apart and the header says so.
  */
 static void pair_programs(struct diff *d)
 {
@@ -195,7 +200,9 @@ static void pair_programs(struct diff *d)
 		v[i] = exes_of(d->side[i].agg, &n[i]);
 	for (int i = 0; i < 2; i++)
 		count[i] = unpaired(v[i], n[i], v[!i], n[!i], &names[i]);
-	if (count[0] && count[1]) {
+	if (count[0] && count[1] && (count[0] > 1 || count[1] > 1))
+		d->apart = xasprintf("%s|%s", names[0], names[1]);
+	if (count[0] == 1 && count[1] == 1) {
 		d->paired = xasprintf("%s->%s", names[0], names[1]);
 		for (int i = 0; i < 2; i++) {
 			struct side *s = &d->side[i];
@@ -278,6 +285,9 @@ static void header(const struct diff *d, FILE *out)
 	if (d->paired)
 		fprintf(out, "# %s: programs found in one recording only, their functions "
 			"paired by name (--by-module: apart)\n", d->paired);
+	if (d->apart)
+		fprintf(out, "# %s: programs found in one recording only, more than one "
+			"on a side: not paired (which is which would be a guess)\n", d->apart);
 	fprintf(out, "# self shares, in percent of each recording%s; Delta: new - base, "
 		"in points\n#\n", d->side[0].ctx.by_samples || d->side[1].ctx.by_samples ?
 		"'s samples" : "'s total weight");
@@ -352,6 +362,7 @@ static void diff_free(struct diff *d)
 	free(d->alias[0]);
 	free(d->alias[1]);
 	free(d->paired);
+	free(d->apart);
 }
 
 static int parse(struct diff *d, int argc, char **argv)
