@@ -112,6 +112,7 @@ struct recorder {
 	struct recfile out;
 	pid_t child;
 	int child_done, status, interrupted;
+	int killed_by;          /* the signal that ended the command, or 0 */
 	int all_gone;           /* the command and every descendant have ended */
 	int said_waiting;
 	int stop_sig;           /* the first SIGINT, SIGTERM or SIGHUP we got */
@@ -465,6 +466,7 @@ static void child_reap(struct recorder *r)
 		if (p != r->child || r->child_done)
 			continue;
 		r->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		r->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 		r->child_done = 1;
 		r->t_exit = now_ns();
 	}
@@ -893,18 +895,30 @@ static unsigned stop_collect(struct recorder *r)
  * it runs on unrecorded.  probe leaves it running: it was asked to stop
  * recording, and a program that ignores SIGINT may mean to outlive it.
  */
+/* "SIGINT", or "signal 40" where the signal has no name (realtime ones). */
+static const char *sig_name(int sig, char *buf, size_t n)
+{
+	const char *a = sigabbrev_np(sig);
+	if (a)
+		snprintf(buf, n, "SIG%s", a);
+	else
+		snprintf(buf, n, "signal %d", sig);
+	return buf;
+}
+
 static void stop_said(const struct recorder *r, unsigned others)
 {
-	const char *sig = sigabbrev_np(r->stop_sig);
+	char sb[32], kb[32];
+	const char *sig = sig_name(r->stop_sig, sb, sizeof(sb));
 	if (!r->child_done)
-		probe_err("the command did not end on SIG%s and is still running as pid %d; "
+		probe_err("the command did not end on %s and is still running as pid %d; "
 			  "probe stopped recording and leaves it running (kill -KILL %d "
 			  "ends it)", sig, (int)r->child, (int)r->child);
-	else if (!r->o->quiet && r->status > 128 && r->status < 128 + 65)
-		probe_err("stopped on SIG%s: the command was killed by SIG%s", sig,
-			  sigabbrev_np(r->status - 128));
+	else if (!r->o->quiet && r->killed_by)
+		probe_err("stopped on %s: the command was killed by %s", sig,
+			  sig_name(r->killed_by, kb, sizeof(kb)));
 	else if (!r->o->quiet)
-		probe_err("stopped on SIG%s: the command exited with status %d", sig, r->status);
+		probe_err("stopped on %s: the command exited with status %d", sig, r->status);
 	if (others && (!r->child_done || !r->o->quiet))
 		probe_err("%u process%s the command started %s still running, not recorded "
 			  "from here", others, others == 1 ? "" : "es", others == 1 ? "is" : "are");
