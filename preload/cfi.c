@@ -97,7 +97,10 @@ static uint64_t function_start_fde(uint64_t pc, const uint8_t **fde)
 	const uint8_t *h = k < 0 ? NULL : keep[k].ehf;
 
 	*fde = NULL;
-	if (!h || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+	/* Its 12-byte header and its table inside the segment that holds it. */
+	if (!h || (keep[k].eh_hi && keep[k].eh_hi - h < 12))
+		return 0;
+	if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
 		return 0;
 	uint32_t count;
 	memcpy(&count, h + 8, sizeof count);

@@ -53,6 +53,7 @@ static uintptr_t own_lo, own_hi;
 
 /* waits.c's, in libprobe-offcpu.so only (weak: 0 in libprobe.so). */
 extern const int probe_waits_linked __attribute__((weak, visibility("hidden")));
+void probe_waits_resolve(void) __attribute__((weak, visibility("hidden")));
 
 void probe_offcpu_init(void)
 {
@@ -64,6 +65,8 @@ void probe_offcpu_init(void)
 			  "sampled");
 		probe_cfg.offcpu = 0;
 	}
+	if (probe_waits_resolve)
+		probe_waits_resolve();
 }
 
 unsigned probe_offcpu_ev(void)

@@ -483,6 +483,7 @@ void probe_offcpu_claim_all(void);
 struct probe_thread *probe_wait_begin(const void *fn, void *ret, void *fp);
 void probe_wait_end(struct probe_thread *t);
 void *probe_wait_real(const char *name, void **cache);
+void probe_waits_resolve(void);                  /* waits.c: the constructor */
 
 /* ---- exec.c ------------------------------------------------------------- */
 

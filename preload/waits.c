@@ -218,3 +218,15 @@ WAKE(pthread_cond_signal, pthread_cond_t,
      __atomic_load_n(&o->__data.__wrefs, __ATOMIC_RELAXED) >> 3 != 0)
 WAKE(pthread_cond_broadcast, pthread_cond_t,
      __atomic_load_n(&o->__data.__wrefs, __ATOMIC_RELAXED) >> 3 != 0)
+
+/*
+ * The wake calls' libc functions looked up now, in the constructor: their
+ * first call may come from a program's signal handler (pthread_cond_signal
+ * there is common), where dlsym could deadlock on the loader's lock.
+ */
+void probe_waits_resolve(void)
+{
+	probe_wait_real("pthread_mutex_unlock", &pthread_mutex_unlock_real_);
+	probe_wait_real("pthread_cond_signal", &pthread_cond_signal_real_);
+	probe_wait_real("pthread_cond_broadcast", &pthread_cond_broadcast_real_);
+}

@@ -59,12 +59,18 @@ static inline int64_t cfa_sleb(struct cfa_rd *r)
 		shift += 7;
 		if (!(b & 0x80)) {
 			if (shift < 64 && (b & 0x40))
-				v |= -((int64_t)1 << shift);
+				v |= (int64_t)(~0ull << shift);
 			return v;
 		}
 	}
 	r->bad = 1;
 	return 0;
+}
+
+/* a * b wrapping as the hardware does (a damaged file's factors overflow). */
+static inline int64_t cfa_mul(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
 static inline uint64_t cfa_fixed(struct cfa_rd *r, unsigned n)
@@ -170,7 +176,7 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			delta = (uint64_t)(op & 0x3f) * c->code_align;
 			goto advance;
 		case 0x80:
-			off = (int64_t)cfa_uleb(r) * c->data_align;
+			off = cfa_mul((int64_t)cfa_uleb(r), c->data_align);
 			cfa_set_reg(s, op & 0x3f, CFA_OFFSET, off);
 			continue;
 		case 0xc0:
@@ -193,7 +199,7 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 		case 0x04: delta = cfa_fixed(r, 4) * c->code_align; goto advance;
 		case 0x05:              /* offset_extended */
 			reg = cfa_uleb(r);
-			off = (int64_t)cfa_uleb(r) * c->data_align;
+			off = cfa_mul((int64_t)cfa_uleb(r), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		case 0x06:              /* restore_extended */
@@ -253,16 +259,16 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			continue;
 		case 0x11:              /* offset_extended_sf */
 			reg = cfa_uleb(r);
-			off = cfa_sleb(r) * c->data_align;
+			off = cfa_mul(cfa_sleb(r), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		case 0x12:              /* def_cfa_sf */
 			s->cfa_reg = (int)cfa_uleb(r);
-			s->cfa_off = cfa_sleb(r) * c->data_align;
+			s->cfa_off = cfa_mul(cfa_sleb(r), c->data_align);
 			s->cfa_expr = 0;
 			continue;
 		case 0x13:              /* def_cfa_offset_sf */
-			s->cfa_off = cfa_sleb(r) * c->data_align;
+			s->cfa_off = cfa_mul(cfa_sleb(r), c->data_align);
 			continue;
 		case 0x15:              /* val_offset_sf */
 			reg = cfa_uleb(r);
@@ -274,7 +280,7 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			continue;
 		case 0x2f:              /* GNU_negative_offset_extended */
 			reg = cfa_uleb(r);
-			off = -(int64_t)cfa_uleb(r) * c->data_align;
+			off = cfa_mul((int64_t)(0 - cfa_uleb(r)), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		default:
