@@ -144,10 +144,16 @@ refused gbad "--call-graph frames" "--call-graph frames: perf's modes are fp, dw
 rec d0 -- "$GT/gt_phases" 500
 rec d3 -D 300 -- "$GT/gt_phases" 500
 is "$st" 0 "-D 300 exits 0"
+# Within the -D recording: phase_one keeps 200 ms of its 500 against
+# phase_two's 500 (0.4), plus what the program's start took of the 300 ms
+# (a slow start under load keeps more: 150 ms gives 0.7); so at most 0.87
+# of phase_two, and some of it left.  (Across two runs, d0 against d3, a
+# slow start under load broke the old 0.75 bound: 50.77 % to 38.21 %.)
 one0=$(self_share "$T/d0.rep" phase_one)
 one3=$(self_share "$T/d3.rep" phase_one)
-awk -v a="$one0" -v b="$one3" 'BEGIN { exit !(a != "" && b != "" && b > 0.2 * a && b < 0.75 * a) }'
-ok $? "-D 300: phase_one (first 500 ms) falls from $one0 % to $one3 % (want 0.2-0.75 of it; 0.57 ideally)"
+two3=$(self_share "$T/d3.rep" phase_two)
+awk -v a="$two3" -v b="$one3" 'BEGIN { exit !(a != "" && b != "" && b > 0.05 * a && b < 0.87 * a) }'
+ok $? "-D 300: phase_one (first 500 ms) $one3 % against phase_two's $two3 % (want 0.05-0.87 of it; 0.4 ideally; $one0 % without -D)"
 grep -q '^probe: -D 300: dropped the [0-9]* samples\{0,1\} taken in the first 300 ms$' "$T/d3.err"
 ok $? "the summary says what -D dropped: $(grep -- '-D' "$T/d3.err")"
 rec dbad -D -1 -- true
