@@ -203,10 +203,22 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc);
  * liblzma's code) is the profiler's own, not the program's, and the
  * interrupted context is not where it was taken.
  */
-static int own_sample(const struct probe_thread *t, uint64_t time)
+extern char __ehdr_start[], etext[];
+
+static int own_sample(const struct probe_thread *t, uint64_t time, uint64_t ip,
+		      int in_kernel)
 {
-	return (t->own_to && time >= t->own_from && time <= t->own_to) ||
-	       (t->own_now && time >= t->own_now);
+	if (!((t->own_to && time >= t->own_from && time <= t->own_to) ||
+	      (t->own_now && time >= t->own_now)))
+		return 0;
+	/*
+	 * And at our code: a program's handler of a signal that came while
+	 * ours ran (our mask is empty) runs nested in it and may never
+	 * return to it (exit(7) from a SIGALRM handler): own_now stays set,
+	 * and its work must not become ours (tests/62, handler).
+	 */
+	return in_kernel || (ip >= (uintptr_t)__ehdr_start && ip < (uintptr_t)etext) ||
+	       probe_unwind_ours(ip);
 }
 
 /* One sample of the ring; u: NULL when no stack can be walked. */
@@ -226,7 +238,7 @@ static void ring_sample(struct probe_thread *t, const struct probe_ev *e,
 	 * record): code our libunwind brought in, at its .fini.  A walked
 	 * stack says itself whose it is.
 	 */
-	if (own_sample(t, time) ||
+	if (own_sample(t, time, ip, in_kernel) ||
 	    (!in_kernel && (!u || ip != rip) && probe_unwind_ours(ip))) {
 		/* One frame in libprobe: the report names it [probe]. */
 		uint64_t ours = (uint64_t)(uintptr_t)probe_on_signal;
