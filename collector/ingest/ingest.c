@@ -473,11 +473,16 @@ static int read_some(struct ingest *in, struct ingest_conn *c)
  */
 static void woken(struct ingest *in, struct ingest_conn *c)
 {
-	/* A few rounds: a process that keeps its socket full must not hold us. */
+	/*
+	 * A few rounds: a process that keeps its socket full must not hold
+	 * us.  Its arena only once what it sent before is read (a sample is
+	 * never taken before its object's MAP); else the next round does it.
+	 */
+	int more = 0;
 	for (int i = 0; i < 4 && !c->dead && !c->orphan && c->fd >= 0; i++)
-		if (!read_some(in, c))
+		if (!(more = read_some(in, c)))
 			break;
-	if (c->ar && !c->dead)
+	if (c->ar && !c->dead && !more)
 		arena_read(in, c, UINT64_MAX, 0);
 }
 
