@@ -13,7 +13,7 @@
 # napping, against the times python measured itself.  The slow calls of
 # gt_signals (eintr, interrupt, alarm) behave as without probe.
 . "$(dirname "$0")/lib.sh"
-plan 35
+plan 37
 
 O="$GT/gt_offcpu"
 mkdir -p "$T/nb" && chmod 777 "$T/nb"
@@ -95,12 +95,19 @@ if command -v go >/dev/null 2>&1; then
 	grep -q '^PeriodType: wall nanoseconds' "$T/raw" &&
 		grep -q 'samples/count wall/nanoseconds\[dflt\] cpu/nanoseconds off-cpu/nanoseconds' "$T/raw"
 	ok $? "pprof: sample types samples, wall, cpu, off-cpu (go tool pprof -raw)"
+	# Its Period is the one the timers achieved, as the header's rate (it
+	# was the one asked: 1001001 ns for 999 Hz).
+	hz=$("$PROBE" report "$P" 2>/dev/null | sed -n 's/^# event: .*, \([0-9]*\) Hz of CPU time (999 Hz asked).*/\1/p')
+	per=$(sed -n 's/^Period: //p' "$T/raw")
+	awk -v h="${hz:-0}" -v p="${per:-0}" 'BEGIN { d = 1e9 / (p > 0 ? p : 1) - h; exit !(h > 0 && d <= 0.5 && d >= -0.5) }'
+	ok $? "pprof: Period $per ns, the header's $hz Hz achieved"
 	go tool pprof -top -sample_index=off-cpu "$T/p.pb.gz" >"$T/off" 2>&1
 	go tool pprof -top -sample_index=cpu "$T/p.pb.gz" >"$T/cpu" 2>&1
 	grep -q ' pthread_cond_wait$' "$T/off" && grep -q ' compute_here$' "$T/cpu" &&
 		! grep -q 'compute_here' "$T/off"
 	ok $? "pprof: -sample_index=off-cpu has the waits, =cpu compute_here alone"
 else
+	skip "no go: pprof not checked"
 	skip "no go: pprof not checked"
 	skip "no go: pprof not checked"
 fi
@@ -130,6 +137,11 @@ fi
 "$PROBE" top --off-cpu -d 0.5 -n 40 --exit -- "$O" 1.5 >/dev/null 2>"$T/top" </dev/null
 grep -q '\[off-cpu\]' "$T/top" && grep -q ' wait_read_here ' "$T/top"
 ok $? "top --off-cpu: [off-cpu] rows in its snapshots"
+# Its header says the rate the CPU-time timers achieved, as the report's
+# does (it said "999 Hz": the timers fire on the scheduler's tick).
+hz=$(sed -n 's/^# probe top: .*, \([0-9]*\) Hz (999 asked);.*/\1/p' "$T/top" | tail -n 1)
+[ -n "$hz" ] && [ "$hz" -gt 0 ] && [ "$hz" -lt 999 ]
+ok $? "top --off-cpu: its header says the rate achieved: $(grep '^# probe top: ' "$T/top" | tail -n 1 | cut -d';' -f2)"
 
 # The slow calls a program makes behave as without probe.
 for m in "eintr 500" alarm; do

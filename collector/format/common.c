@@ -74,21 +74,31 @@ static int cpu_time_event(const struct agg_image *im)
 }
 
 /*
- * The rate im's event achieved: its samples per second of the CPU time
- * they weigh, over the whole recording (every image of that event); 0
- * when that is not known (no samples, or weights that are not time).
+ * The mean weight of a sample of im's event over the whole recording
+ * (every image of that event): for a clock, the period achieved in ns;
+ * 0 when not known (no samples, or weights that overflowed).
  */
-static double achieved_hz(const struct agg *a, const struct agg_image *im)
+static double mean_weight(const struct agg *a, const struct agg_image *im)
 {
 	int i = im->shown >= 0 ? im->shown : 0;
 	uint8_t id = i < im->nev ? im->ev[i] : AGG_EVENTS_MAX;
 
-	if (!cpu_time_event(im) || id >= agg_nevents(a))
+	if (id >= agg_nevents(a))
 		return 0;
 	const struct agg_event *ev = &agg_events(a)[id];
 	if (!ev->samples || !ev->weight || ev->weight == UINT64_MAX)
 		return 0;
-	return (double)ev->samples / ((double)ev->weight / 1e9);
+	return (double)ev->weight / (double)ev->samples;
+}
+
+/*
+ * The rate im's event achieved: its samples per second of the CPU time
+ * they weigh; 0 when that is not known (weights that are not time).
+ */
+double report_achieved_hz(const struct agg *a, const struct agg_image *im)
+{
+	double w = cpu_time_event(im) ? mean_weight(a, im) : 0;
+	return w > 0 ? 1e9 / w : 0;
 }
 
 /*
@@ -106,7 +116,7 @@ char *report_event_text(const struct agg *a, const struct agg_image *im)
 	const char *mod = im->hello_flags & PROBE_HELLO_NOUSER ? ":k" :
 			  (im->hello_flags & PROBE_HELLO_KSTATE) &&
 			  why == PROBE_HELLO_KWHY_USER ? ":u" : "";
-	double hz = achieved_hz(a, im);
+	double hz = report_achieved_hz(a, im);
 	if (im->freq && hz > 0)
 		return xasprintf("%s%s%s, %.0f Hz of CPU time (%" PRIu64 " Hz asked)",
 				 name, mod, timer, hz, im->value);

@@ -100,6 +100,8 @@ uint64_t report_amount(const struct report_ctx *c, const struct agg_count *k);
 double report_pct(const struct report_ctx *c, uint64_t amount);
 /* "# probe report: FILE", "# event: ...; N samples, ...; lost: ..." */
 void report_header(const struct report_ctx *c, FILE *out);
+/* For a clock, the rate im's event achieved (samples per s of CPU); else 0. */
+double report_achieved_hz(const struct agg *a, const struct agg_image *im);
 /* "cpu-clock, 212 Hz of CPU time (999 Hz asked)": im's event (malloc'd). */
 char *report_event_text(const struct agg *a, const struct agg_image *im);
 /*

@@ -463,6 +463,11 @@ static int64_t period_of(const struct report_ctx *c, const struct agg_image *ev)
 	const struct agg_totals *t = agg_totals(c->agg);
 	if (!ev->freq)
 		return clamp64(ev->value);
+	/* A clock: the period achieved (the CPU-time timers fire on the
+	 * tick, far below the rate asked), else the one asked. */
+	double hz = report_achieved_hz(c->agg, ev);
+	if (hz > 0)
+		return (int64_t)(NS_PER_S / hz + 0.5);
 	if (is_clock(ev) && ev->value)
 		return (int64_t)((NS_PER_S + ev->value / 2) / ev->value);
 	/* -F on a counting event: the kernel varies the period; its mean. */

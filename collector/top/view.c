@@ -5,11 +5,13 @@
 #include <curses.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
 
+#include "format.h"
 #include "lost.h"
 #include "top_state.h"
 #include "util.h"
@@ -33,6 +35,27 @@ static int cmp_pent(const void *x, const void *y)
 }
 
 /* Header lines into lines[] (malloc'd); returns how many. */
+/*
+ * "cpu-clock, 999 Hz" for im's event; for a clock whose rate achieved is
+ * off the one asked by 5 % or more, that rate first ("cpu-clock (CPU-time
+ * timer), 212 Hz (999 asked)"), as the report's header says it.
+ */
+static void event_brief(const struct agg *a, const struct agg_image *im, char *buf,
+			size_t cap)
+{
+	const char *name = im->event_name[0] ? im->event_name : "?";
+	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
+	double hz = report_achieved_hz(a, im);
+
+	if (!im->freq)
+		snprintf(buf, cap, "%s%s, period %" PRIu64, name, timer, im->value);
+	else if (hz > 0 && fabs(hz - (double)im->value) >= 0.05 * (double)im->value)
+		snprintf(buf, cap, "%s%s, %.0f Hz (%" PRIu64 " asked)", name, timer, hz,
+			 im->value);
+	else
+		snprintf(buf, cap, "%s%s, %" PRIu64 " Hz", name, timer, im->value);
+}
+
 static int header_lines(struct top *t, char **lines, int max)
 {
 	int n = 0;
@@ -54,20 +77,13 @@ static int header_lines(struct top *t, char **lines, int max)
 			len += (size_t)k;
 	}
 	/* Event and rate, from the first image that said. */
-	char ev[96] = "?";
+	char ev[128] = "?";
 	for (size_t j = 0; j < agg_nimages(t->agg); j++) {
 		const struct agg_image *im = agg_image(t->agg, (uint32_t)j);
-		if (!im->have_hello)
-			continue;
-		if (im->freq)
-			snprintf(ev, sizeof(ev), "%s%s, %" PRIu64 " Hz",
-				 im->event_name[0] ? im->event_name : "?",
-				 im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "",
-				 im->value);
-		else
-			snprintf(ev, sizeof(ev), "%s, period %" PRIu64,
-				 im->event_name[0] ? im->event_name : "?", im->value);
-		break;
+		if (im->have_hello) {
+			event_brief(t->agg, im, ev, sizeof(ev));
+			break;
+		}
 	}
 	double el = (double)((t->finished ? t->t_exit : now_ns()) - t->t_start) / 1e9;
 	time_t now = time(NULL);
