@@ -52,7 +52,11 @@ PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 # libprobe.so has everything but the wait wrappers; libprobe-offcpu.so,
 # which --off-cpu preloads instead, has them too (preload/waits.c): a
 # program profiled without --off-cpu keeps its own read, poll, locks...
-PRELOAD_BASE_OBJ := $(filter-out $(BUILD)/preload/waits.o,$(PRELOAD_OBJ))
+# libprobe-alloc.so (--alloc) has the allocator's wrappers (preload/
+# alloc.c) too, libprobe-offcpu-alloc.so both.
+PRELOAD_BASE_OBJ := $(filter-out $(BUILD)/preload/waits.o $(BUILD)/preload/alloc.o,$(PRELOAD_OBJ))
+PRELOAD_OFFCPU_OBJ := $(filter-out $(BUILD)/preload/alloc.o,$(PRELOAD_OBJ))
+PRELOAD_ALLOC_OBJ := $(filter-out $(BUILD)/preload/waits.o,$(PRELOAD_OBJ))
 COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_C:.c=.o)
 # Everything of the collector but main(), for unit tests.
 COLLECTOR_LIB := $(filter-out $(BUILD)/collector/main.o,$(COLLECTOR_OBJ))
@@ -72,6 +76,9 @@ BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill 
 
 LIBPROBE := $(BUILD)/libprobe.so
 LIBPROBE_OFFCPU := $(BUILD)/libprobe-offcpu.so
+LIBPROBE_ALLOC := $(BUILD)/libprobe-alloc.so
+LIBPROBE_OFFCPU_ALLOC := $(BUILD)/libprobe-offcpu-alloc.so
+LIBPROBES := $(LIBPROBE) $(LIBPROBE_OFFCPU) $(LIBPROBE_ALLOC) $(LIBPROBE_OFFCPU_ALLOC)
 PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
@@ -86,7 +93,7 @@ endif
 endif
 
 .PHONY: all deps run test check sanitize bench fuzz install clean
-all: $(LIBPROBE) $(LIBPROBE_OFFCPU) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
+all: $(LIBPROBES) $(PROBE) $(GT_BIN) $(UNIT_BIN) $(DEMO_BIN) $(BENCH_SENDER) $(BENCH_SPIN) $(BENCH_PROGS)
 
 deps:
 	@scripts/install-deps
@@ -114,8 +121,26 @@ $(LIBPROBE): $(PRELOAD_BASE_OBJ) preload/libprobe.map
 	$(CC) -shared -o $@ $(PRELOAD_BASE_OBJ) -Wl,--version-script=preload/libprobe.map \
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
-$(LIBPROBE_OFFCPU): $(PRELOAD_OBJ) preload/libprobe-offcpu.map
-	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=preload/libprobe-offcpu.map \
+$(LIBPROBE_OFFCPU): $(PRELOAD_OFFCPU_OBJ) preload/libprobe-offcpu.map
+	$(CC) -shared -o $@ $(PRELOAD_OFFCPU_OBJ) -Wl,--version-script=preload/libprobe-offcpu.map \
+		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+
+# A map with alloc.exports' names added to the global list of another.
+$(BUILD)/libprobe-alloc.map: preload/libprobe.map preload/alloc.exports
+	@mkdir -p $(@D)
+	{ sed '/^[[:space:]]*local:/,$$d' $<; sed -n 's/^\([a-z_]*\)$$/\t\t\1;/p' preload/alloc.exports; \
+	  sed -n '/^[[:space:]]*local:/,$$p' $<; } >$@
+$(BUILD)/libprobe-offcpu-alloc.map: preload/libprobe-offcpu.map preload/alloc.exports
+	@mkdir -p $(@D)
+	{ sed '/^[[:space:]]*local:/,$$d' $<; sed -n 's/^\([a-z_]*\)$$/\t\t\1;/p' preload/alloc.exports; \
+	  sed -n '/^[[:space:]]*local:/,$$p' $<; } >$@
+
+$(LIBPROBE_ALLOC): $(PRELOAD_ALLOC_OBJ) $(BUILD)/libprobe-alloc.map
+	$(CC) -shared -o $@ $(PRELOAD_ALLOC_OBJ) -Wl,--version-script=$(BUILD)/libprobe-alloc.map \
+		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+
+$(LIBPROBE_OFFCPU_ALLOC): $(PRELOAD_OBJ) $(BUILD)/libprobe-offcpu-alloc.map
+	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=$(BUILD)/libprobe-offcpu-alloc.map \
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
 $(PROBE): $(COLLECTOR_OBJ)
@@ -253,11 +278,13 @@ fuzz: deps
 	$(FUZZ_BUILD)/fuzz_elf -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 		$(FUZZ_BUILD)/corpus/elf
 
-install: $(LIBPROBE) $(LIBPROBE_OFFCPU) $(PROBE)
+install: $(LIBPROBES) $(PROBE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/probe
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
 	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
 	install -m 0644 $(LIBPROBE_OFFCPU) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-offcpu.so
+	install -m 0644 $(LIBPROBE_ALLOC) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-alloc.so
+	install -m 0644 $(LIBPROBE_OFFCPU_ALLOC) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-offcpu-alloc.so
 	install -d $(DESTDIR)$(PREFIX)/share/probe
 	install -m 0644 scripts/probe-agent.service $(DESTDIR)$(PREFIX)/share/probe/probe-agent.service
 

@@ -106,9 +106,11 @@ static int send_hello(void)
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
 	}
 	nx = probe_mode != PROBE_MODE_TIMER ? probe_cfg.nextra : 0;
-	if (nx || probe_cfg.offcpu) {
-		/* --off-cpu: the last extra event (index probe_offcpu_ev()). */
-		probe_put_u8(&w, (uint8_t)(nx + (probe_cfg.offcpu != 0)));
+	if (nx || probe_cfg.offcpu || probe_cfg.alloc) {
+		/* --off-cpu, then --alloc: the last extra events (their
+		 * indexes probe_offcpu_ev(), probe_alloc_ev()). */
+		probe_put_u8(&w, (uint8_t)(nx + (probe_cfg.offcpu != 0) +
+					   (probe_cfg.alloc != 0)));
 		for (i = 0; i < nx; i++) {
 			probe_put_u32(&w, probe_cfg.extra[i].type);
 			probe_put_u64(&w, probe_cfg.extra[i].config);
@@ -119,6 +121,11 @@ static int send_hello(void)
 			probe_put_u64(&w, PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS |
 					   PROBE_OFFCPU_WAKES);
 			probe_put_str(&w, "off-cpu");
+		}
+		if (probe_cfg.alloc) {
+			probe_put_u32(&w, PROBE_EVENT_ALLOC);
+			probe_put_u64(&w, probe_cfg.alloc);
+			probe_put_str(&w, "alloc");
 		}
 	}
 	probe_frame_end(&w, at);

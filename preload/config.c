@@ -52,6 +52,9 @@
  *                 only; libprobe sets it to its pid, so that an exec keeps
  *                 profiling and the process's children (forked, or exec'd
  *                 from a fork) do not
+ *   PROBE_ALLOC   BYTES: sample allocations too, one about every BYTES
+ *                 bytes allocated (alloc.c; 1: every allocation); only
+ *                 libprobe-alloc.so has the allocator's wrappers
  *   PROBE_UNWIND  fast (default: cfi.c's cached rules, libunwind for the
  *                 rest), libunwind (libunwind only), check (both, compared;
  *                 each process says at its end how many stacks differed)
@@ -428,6 +431,26 @@ uint64_t probe_nominal_period(void)
 	return probe_cfg.value ? 1000000000ull / probe_cfg.value : 1000000ull;
 }
 
+/* PROBE_ALLOC=BYTES: the mean sampling interval of allocations (alloc.c). */
+static void read_alloc(void)
+{
+	const char *s = getenv("PROBE_ALLOC");
+	char *end;
+	unsigned long long v;
+
+	probe_cfg.alloc = 0;
+	if (!s || !*s)
+		return;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > (1ull << 40) || *s == '-') {
+		probe_msg("PROBE_ALLOC='%.64s' is not a number of bytes from 1 to 2^40; "
+			  "using 524288 (512 KiB)", s);
+		v = 524288;
+	}
+	probe_cfg.alloc = v;
+}
+
 void probe_config_read(void)
 {
 	const char *s;
@@ -459,8 +482,12 @@ void probe_config_read(void)
 	probe_cfg.timer = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_OFFCPU");
 	probe_cfg.offcpu = s && strcmp(s, "1") == 0;
-	if (probe_cfg.offcpu && probe_cfg.nextra > PROBE_EVENTS_MAX - 2)
-		probe_cfg.nextra = PROBE_EVENTS_MAX - 2;   /* off-cpu is one more */
+	read_alloc();
+	if (probe_cfg.nextra > PROBE_EVENTS_MAX - 1 - (probe_cfg.offcpu != 0) -
+			       (probe_cfg.alloc != 0))
+		/* off-cpu and alloc are one more each */
+		probe_cfg.nextra = PROBE_EVENTS_MAX - 1 - (probe_cfg.offcpu != 0) -
+				   (probe_cfg.alloc != 0);
 	s = getenv("PROBE_HANDLER_STATS");
 	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_UNWIND");

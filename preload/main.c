@@ -329,6 +329,19 @@ static void fork_child(void)
 
 /* ---- start --------------------------------------------------------------- */
 
+/* alloc.c's, in libprobe-alloc.so only (weak: NULL in the others). */
+void probe_alloc_init(void) __attribute__((weak, visibility("hidden")));
+
+/* PROBE_ALLOC without the allocator's wrappers: say so, sample none. */
+static void alloc_check(void)
+{
+	if (probe_cfg.alloc && !probe_alloc_init) {
+		probe_msg("PROBE_ALLOC needs libprobe-alloc.so in LD_PRELOAD (this "
+			  "library has no allocator wrappers); allocations not sampled");
+		probe_cfg.alloc = 0;
+	}
+}
+
 __attribute__((constructor))
 static void probe_init(void)
 {
@@ -343,6 +356,7 @@ static void probe_init(void)
 	probe_config_read();
 	probe_loader_init();
 	probe_offcpu_init();
+	alloc_check();
 	if (probe_thread_init() < 0)
 		goto out;
 	if (probe_cfg.not_ours)
@@ -384,6 +398,8 @@ static void probe_init(void)
 		goto out;
 	}
 	probe_active = 1;
+	if (probe_alloc_init)
+		probe_alloc_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	on_exit_ok = on_exit(probe_on_exit, NULL) == 0;
 	probe_threads_enable_all();

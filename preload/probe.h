@@ -106,6 +106,8 @@ struct probe_config {
 	unsigned ring_pages;    /* PROBE_RING_PAGES: data pages; 0: default */
 	int no_inherit;         /* PROBE_NO_INHERIT: this process alone */
 	int offcpu;             /* PROBE_OFFCPU=1: off-CPU time too (offcpu.c) */
+	uint64_t alloc;         /* PROBE_ALLOC: allocations too, one sample per
+				   this many bytes (alloc.c); 0: off */
 	int not_ours;           /* PROBE_NO_INHERIT of another process: stay out */
 	/* PROBE_EVENT_MORE: events sampled beside the first (-e a,b) */
 	unsigned nextra;
@@ -484,6 +486,18 @@ struct probe_thread *probe_wait_begin(const void *fn, void *ret, void *fp);
 void probe_wait_end(struct probe_thread *t);
 void *probe_wait_real(const char *name, void **cache);
 void probe_waits_resolve(void);                  /* waits.c: the constructor */
+
+/* ---- alloc.c (libprobe-alloc.so) ------------------------------------------ */
+
+/*
+ * --alloc (PROBE_ALLOC=BYTES): allocations sampled by bytes as the event
+ * of index probe_alloc_ev() (after off-cpu's), weighted in bytes, with the
+ * stack that allocated.  probe_alloc_init (weak: absent from the
+ * libraries without the wrappers) starts sampling once the constructor
+ * is done.
+ */
+unsigned probe_alloc_ev(void);
+void probe_alloc_init(void);
 
 /* ---- exec.c ------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -225,6 +226,7 @@ static uint32_t new_image(struct agg *a, uint32_t pid, size_t extra)
 	im->exit_status = -1;
 	im->shown = a->event_sel ? -1 : 0;
 	im->offcpu = -1;
+	im->alloc = -1;
 	if (!p) {
 		p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
@@ -334,6 +336,10 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 		if (i && m->u.hello.extra[i - 1].type == PROBE_EVENT_OFFCPU) {
 			im->offcpu = (int)i;
 			im->offcpu_how = m->u.hello.extra[i - 1].config;
+		}
+		if (i && m->u.hello.extra[i - 1].type == PROBE_EVENT_ALLOC) {
+			im->alloc = (int)i;
+			im->alloc_every = m->u.hello.extra[i - 1].config;
 		}
 		if (a->event_sel && im->shown < 0 && strcmp(pn, a->event_sel) == 0) {
 			im->shown = (int)i;
@@ -812,6 +818,23 @@ static void drop_sample(struct agg *a, const struct probe_sample_raw *s)
 	count_total(a, s);
 }
 
+/*
+ * An allocation sample of n bytes stands for n / (1 - exp(-n / R)) bytes
+ * (R the mean interval): what a Poisson process over bytes samples with
+ * chance 1 - exp(-n / R).  Each sample on its own, with its own size
+ * (pprof's scaleHeapSample does it per site, with the site's mean size).
+ */
+static struct probe_sample_raw *unbiased(const struct agg_image *im,
+					 struct probe_sample_raw *s)
+{
+	if ((int64_t)s->event != im->alloc || im->alloc_every <= 1 || !s->weight)
+		return s;
+	double n = (double)s->weight, p = -expm1(-n / (double)im->alloc_every);
+	double w = p > 0 ? n / p : n;
+	s->weight = w >= 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
+	return s;
+}
+
 static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		       const struct probe_sample_raw *s)
 {
@@ -877,7 +900,7 @@ void agg_add(struct agg *a, struct probe_msg *m)
 			if (img == NO_IMAGE)
 				drop_sample(a, &s);
 			else
-				add_sample(a, img, m->pid, &s);
+				add_sample(a, img, m->pid, unbiased(&a->images[img], &s));
 		break;
 	}
 	case PROBE_F_LOST: {

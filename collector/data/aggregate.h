@@ -84,6 +84,15 @@ struct agg_image {
 	 */
 	int offcpu;
 	uint64_t offcpu_how;    /* PROBE_OFFCPU_*: how it was seen */
+	/*
+	 * --alloc: the index of its alloc event (PROBE_EVENT_ALLOC), -1:
+	 * none, and its mean sampling interval in bytes (1: every
+	 * allocation).  Its samples' weights are unbiased as they are added:
+	 * n bytes sampled with chance 1 - exp(-n / alloc_every) weigh
+	 * n / (1 - exp(-n / alloc_every)).
+	 */
+	int alloc;
+	uint64_t alloc_every;
 	int have_exit;
 	int32_t exit_status;
 	struct agg_map *maps;   /* sorted by start after agg_finish */

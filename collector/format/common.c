@@ -109,6 +109,15 @@ double report_achieved_hz(const struct agg *a, const struct agg_image *im)
  */
 char *report_event_text(const struct agg *a, const struct agg_image *im)
 {
+	if (im->alloc >= 0 && im->shown == im->alloc) {
+		char every[32];
+
+		human_size(im->alloc_every, every, sizeof every);
+		return im->alloc_every <= 1 ?
+			xstrdup("alloc (bytes allocated: every allocation)") :
+			xasprintf("alloc (bytes allocated: one sample about every %s, "
+				  "unbiased)", every);
+	}
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
 	/* perf's modifiers, when they were asked for (HELLO's flags) */
@@ -268,6 +277,25 @@ static void offcpu_line(const struct report_ctx *c, FILE *out)
 			report_pct(c, unseen_weight(c)));
 }
 
+/* --alloc shown: what the samples stand for, in all. */
+static void alloc_line(const struct report_ctx *c, FILE *out)
+{
+	const struct agg_image *im = NULL;
+	const struct agg_totals *t = agg_totals(c->agg);
+	char total[32];
+
+	for (size_t i = 0; i < agg_nimages(c->agg) && !im; i++) {
+		const struct agg_image *m = agg_image(c->agg, (uint32_t)i);
+		if (m->have_hello && m->alloc >= 0 && m->shown == m->alloc)
+			im = m;
+	}
+	if (!im)
+		return;
+	human_size(t->weight, total, sizeof total);
+	fprintf(out, "# allocated: %s (%" PRIu64 " bytes%s) in %" PRIu64 " samples\n",
+		total, t->weight, im->alloc_every <= 1 ? "" : ", estimated", t->samples);
+}
+
 /* A recording of several events (-e a,b): each, with its samples. */
 static void events_line(const struct agg *a, FILE *out)
 {
@@ -319,6 +347,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 		fprintf(out, "%s\n", c->opts->filter_line);
 	kernel_line(c, out);
 	offcpu_line(c, out);
+	alloc_line(c, out);
 	fprintf(out, "#\n");
 }
 

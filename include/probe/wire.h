@@ -199,6 +199,16 @@ enum probe_unprof_reason {
 #define PROBE_OFFCPU_WRAPPERS 0x1u  /* libc's blocking calls, interposed */
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
 #define PROBE_OFFCPU_WAKES 0x4u     /* calls that wake a waiter (unlock, signal) */
+/*
+ * The type of HELLO's last extra event with --alloc (after off-cpu's):
+ * allocations sampled by bytes, each sample weighted with the size in
+ * bytes that its allocation asked for, its stack where it was allocated.
+ * Its config: the mean sampling interval in bytes (a Poisson process:
+ * an allocation of n bytes is sampled with chance 1 - exp(-n / config)),
+ * 1 when every allocation is recorded.  A reader unbiases each sample's
+ * weight by that chance.
+ */
+#define PROBE_EVENT_ALLOC 0xfffdu
 #define PROBE_FRAME_UNSEEN 0x1u
 /* The outermost frame of a stack cut at PROBE_MAX_FRAMES (SAMPLES). */
 #define PROBE_FRAME_TRUNCATED 0x3u
