@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "events.h"
@@ -145,6 +146,35 @@ static int event_option(const char *cmd, const char *arg, struct sampling *s)
 	return 1;
 }
 
+/* "512K", "1M", "4096": bytes (K, M, G, T: powers of 1024), 1 to 2^40. */
+static int parse_bytes(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!*arg || *arg == '-' || *arg == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'B' || *end == 'b') && shift)
+		end++;
+	if (*end || v == 0 || v > (1ull << 40) >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
 {
 	switch (c) {
@@ -168,6 +198,13 @@ int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
 		return 1;
 	case SAMPLING_OFFCPU:
 		s->offcpu = 1;
+		return 1;
+	case SAMPLING_ALLOC:
+		s->alloc = SAMPLING_ALLOC_DEFAULT;
+		if (arg && parse_bytes(arg, &s->alloc) < 0)
+			return cmd_usage_error(cmd, "--alloc=%s: the interval must be a number "
+					       "of bytes from 1 to 1T (K, M, G: KiB, MiB, GiB)",
+					       arg);
 		return 1;
 	default:
 		return 0;
@@ -194,5 +231,9 @@ int sampling_check(const char *cmd, struct sampling *s)
 	 * program that waits a lot switches a lot.
 	 */
 	s->timer = s->offcpu && !s->have_event;
+	s->alloc_only = s->alloc && !s->have_event && !s->offcpu;
+	if (s->alloc && s->nmore > PROBE_EVENTS_MAX - 2 - (s->offcpu != 0))
+		return cmd_usage_error(cmd, "--alloc counts as an event: at most %u "
+				       "events beside it", PROBE_EVENTS_MAX - 1 - (s->offcpu != 0));
 	return -1;
 }

@@ -17,6 +17,10 @@
  *   - --off-cpu (option value SAMPLING_OFFCPU) sets offcpu: the waits too
  *     (preload/offcpu.c); CPU time is then sampled with CPU-time timers
  *     unless an -e was given (timer: see sampling_check).
+ *   - --alloc[=BYTES] (SAMPLING_ALLOC) sets alloc: allocations sampled
+ *     about every BYTES bytes (preload/alloc.c; 1: every one; K, M, G
+ *     suffixes are KiB, MiB, GiB); alone (no -e, no --off-cpu) they are
+ *     all that is sampled (alloc_only).
  *   - help_wrap(out, col, indent, text) writes text word-wrapped so that no
  *     line of a help passes HELP_COLUMNS columns (a terminal's 80, less the
  *     last, where some terminals wrap): the first line goes on from column
@@ -55,8 +59,12 @@ struct sampling {
 	int have_freq, have_period;
 	int offcpu;             /* --off-cpu */
 	int timer;              /* --off-cpu without -e: CPU-time timers */
+	uint64_t alloc;         /* --alloc[=BYTES]: the mean interval; 0: off */
+	int alloc_only;         /* --alloc alone (no -e, no --off-cpu) */
 };
 #define SAMPLING_OFFCPU 0x4f43  /* getopt_long's value for --off-cpu */
+#define SAMPLING_ALLOC 0x414c   /* ... for --alloc[=BYTES] */
+#define SAMPLING_ALLOC_DEFAULT 524288   /* 512 KiB, as Go, jemalloc, tcmalloc */
 
 void sampling_init(struct sampling *s);
 int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s);

@@ -348,6 +348,8 @@ ALIGNED(pvalloc, (size_t n), (n), n)
 
 unsigned probe_alloc_ev(void)
 {
+	if (probe_mode == PROBE_MODE_NONE)
+		return 0;       /* --alloc alone: the first event */
 	return probe_offcpu_ev() + (probe_cfg.offcpu != 0);
 }
 

@@ -65,7 +65,7 @@ static int send_hello(void)
 		     PROBE_MAX_ARGS * 2 + PROBE_EVENTS_MAX * 80;
 	uint8_t *b = malloc(cap);
 	struct probe_wbuf w;
-	size_t at, i, argc = 0, nx;
+	size_t at, i, argc = 0, nx, xalloc;
 	const char *a = probe_proc.args;
 	int r;
 
@@ -106,11 +106,11 @@ static int send_hello(void)
 		i += strnlen(a + i, probe_proc.args_len - i) + 1;
 	}
 	nx = probe_mode != PROBE_MODE_TIMER ? probe_cfg.nextra : 0;
-	if (nx || probe_cfg.offcpu || probe_cfg.alloc) {
+	xalloc = probe_cfg.alloc && probe_mode != PROBE_MODE_NONE;
+	if (nx || probe_cfg.offcpu || xalloc) {
 		/* --off-cpu, then --alloc: the last extra events (their
 		 * indexes probe_offcpu_ev(), probe_alloc_ev()). */
-		probe_put_u8(&w, (uint8_t)(nx + (probe_cfg.offcpu != 0) +
-					   (probe_cfg.alloc != 0)));
+		probe_put_u8(&w, (uint8_t)(nx + (probe_cfg.offcpu != 0) + xalloc));
 		for (i = 0; i < nx; i++) {
 			probe_put_u32(&w, probe_cfg.extra[i].type);
 			probe_put_u64(&w, probe_cfg.extra[i].config);
@@ -122,7 +122,7 @@ static int send_hello(void)
 					   PROBE_OFFCPU_WAKES);
 			probe_put_str(&w, "off-cpu");
 		}
-		if (probe_cfg.alloc) {
+		if (xalloc) {
 			probe_put_u32(&w, PROBE_EVENT_ALLOC);
 			probe_put_u64(&w, probe_cfg.alloc);
 			probe_put_str(&w, "alloc");

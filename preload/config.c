@@ -55,6 +55,8 @@
  *   PROBE_ALLOC   BYTES: sample allocations too, one about every BYTES
  *                 bytes allocated (alloc.c; 1: every allocation); only
  *                 libprobe-alloc.so has the allocator's wrappers
+ *   PROBE_ALLOC_ONLY  1 (probe record --alloc alone): no CPU event; the
+ *                 allocations are the first event
  *   PROBE_UNWIND  fast (default: cfi.c's cached rules, libunwind for the
  *                 rest), libunwind (libunwind only), check (both, compared;
  *                 each process says at its end how many stacks differed)
@@ -431,7 +433,10 @@ uint64_t probe_nominal_period(void)
 	return probe_cfg.value ? 1000000000ull / probe_cfg.value : 1000000ull;
 }
 
-/* PROBE_ALLOC=BYTES: the mean sampling interval of allocations (alloc.c). */
+/*
+ * PROBE_ALLOC=BYTES: the mean sampling interval of allocations (alloc.c);
+ * PROBE_ALLOC_ONLY=1 beside it: no CPU event, the alloc event is the first.
+ */
 static void read_alloc(void)
 {
 	const char *s = getenv("PROBE_ALLOC");
@@ -449,6 +454,16 @@ static void read_alloc(void)
 		v = 524288;
 	}
 	probe_cfg.alloc = v;
+	s = getenv("PROBE_ALLOC_ONLY");
+	if (s && strcmp(s, "1") == 0) {
+		probe_cfg.type = PROBE_EVENT_ALLOC;
+		probe_cfg.config = v;
+		probe_cfg.freq = 0;
+		probe_cfg.value = v;
+		snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "alloc");
+		probe_cfg.nextra = 0;
+		probe_cfg.timer = 0;
+	}
 }
 
 void probe_config_read(void)

@@ -252,7 +252,8 @@ void probe_thread_comm(pid_t tid, char out[17]);
 /* ---- event.c ------------------------------------------------------------ */
 
 /* How the process samples: perf events, or CPU-time timers (timer.c). */
-enum { PROBE_MODE_PERF, PROBE_MODE_TIMER };
+/* PROBE_MODE_NONE: no CPU event at all, allocations only (--alloc alone). */
+enum { PROBE_MODE_PERF, PROBE_MODE_TIMER, PROBE_MODE_NONE };
 extern int probe_mode;
 
 /*

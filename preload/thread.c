@@ -169,6 +169,8 @@ static void report_open_error(int err, const char *step, pid_t tid)
 /* The thread's sampling source for tid: a perf event, or a timer. */
 static int source_open(struct probe_thread *t, pid_t tid, const char **step)
 {
+	if (probe_mode == PROBE_MODE_NONE)
+		return 0;       /* allocations only: the thread needs its slot alone */
 	if (probe_mode == PROBE_MODE_TIMER) {
 		*step = "timer_create";
 		return probe_timer_open(t, tid);
@@ -179,6 +181,8 @@ static int source_open(struct probe_thread *t, pid_t tid, const char **step)
 /* Start it: enable the event (and drop its fd) or arm the timer. */
 static void source_start(struct probe_thread *t)
 {
+	if (probe_mode == PROBE_MODE_NONE)
+		return;
 	if (probe_mode == PROBE_MODE_TIMER) {
 		if (t->timer >= 0)
 			probe_timer_arm(t);
@@ -193,6 +197,8 @@ static void source_start(struct probe_thread *t)
  */
 static void source_close(struct probe_thread *t)
 {
+	if (probe_mode == PROBE_MODE_NONE)
+		return;
 	if (probe_mode == PROBE_MODE_TIMER) {
 		probe_timer_close(t);
 		return;
@@ -288,6 +294,8 @@ int probe_thread_open_first(struct probe_thread *t)
 
 	if (probe_cfg.timer)
 		probe_mode = PROBE_MODE_TIMER;
+	if (probe_cfg.type == PROBE_EVENT_ALLOC)
+		probe_mode = PROBE_MODE_NONE;   /* --alloc alone */
 	r = source_open(t, t->tid, &step);
 	if (probe_mode == PROBE_MODE_PERF &&
 	    (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV)) {

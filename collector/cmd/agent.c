@@ -576,7 +576,7 @@ int cmd_agent(int argc, char **argv)
 		snprintf(a.host, sizeof(a.host), "?");
 	if (probe_scratch_init(&a.in.sc) < 0)
 		probe_oom();
-	char *lib = find_libprobe_for(0);
+	char *lib = find_libprobe_for(0, 0);
 	rc = 1;
 	if (!lib || listen_programs(&a) < 0)
 		goto out;

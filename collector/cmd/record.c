@@ -1023,6 +1023,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-inherit", no_argument, NULL, 'I' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
+		{ "alloc", optional_argument, NULL, SAMPLING_ALLOC },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1042,6 +1043,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'F':
 		case 'c':
 		case SAMPLING_OFFCPU:
+		case SAMPLING_ALLOC:
 			if (sampling_option("record", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
@@ -1192,7 +1194,7 @@ int cmd_record(int argc, char **argv)
 	char **env = NULL;
 	rc = 1;
 
-	lib = find_libprobe_for(o.smp.offcpu);
+	lib = find_libprobe_for(o.smp.offcpu, o.smp.alloc != 0);
 	if (!lib) {
 		rc = 2;
 		goto out;
@@ -1236,7 +1238,8 @@ int cmd_record(int argc, char **argv)
 
 	struct child_settings cs = { lib, sock, o.smp.event, o.smp.use_period, o.smp.value,
 				     &o.smp.ev, o.smp.more, o.smp.nmore, o.ring_pages,
-				     o.no_inherit, o.smp.offcpu, o.smp.timer };
+				     o.no_inherit, o.smp.offcpu, o.smp.timer,
+				     o.smp.alloc, o.smp.alloc_only };
 	env = child_environ(&cs);
 	if (o.callgraph && !o.quiet)
 		probe_warn("%s: call stacks are always recorded, by probe's own DWARF "

@@ -528,7 +528,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&old);
 	rc = 1;
 
-	lib = find_libprobe_for(o.smp.offcpu);
+	lib = find_libprobe_for(o.smp.offcpu, 0);
 	if (!lib) {
 		rc = 2;
 		goto out;
@@ -593,7 +593,7 @@ int cmd_top(int argc, char **argv)
 	if (o.argv) {
 		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
 					     &o.smp.ev, NULL, 0, 0, 0, o.smp.offcpu,
-					     o.smp.timer };
+					     o.smp.timer, 0, 0 };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {

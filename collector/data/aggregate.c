@@ -329,6 +329,10 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 	uint32_t type = m->u.hello.event_type;
 	im->nev = (uint8_t)(1 + m->u.hello.nextra);
 	im->shown = a->event_sel ? -1 : 0;
+	if (type == PROBE_EVENT_ALLOC) {        /* --alloc alone: the first */
+		im->alloc = 0;
+		im->alloc_every = m->u.hello.event_config;
+	}
 	for (unsigned i = 0; i < im->nev; i++) {
 		const char *n = i ? m->u.hello.extra[i - 1].name : name;
 		char *pn = printable_dup(n ? n : "");

@@ -72,16 +72,19 @@ char *find_libprobe(void)
 	return found;
 }
 
-char *find_libprobe_for(int offcpu)
+char *find_libprobe_for(int offcpu, int alloc)
 {
 	char *lib = find_libprobe();
-	if (!lib || !offcpu)
+	if (!lib || (!offcpu && !alloc))
 		return lib;
 	char *slash = strrchr(lib, '/');
-	char *off = xasprintf("%.*s/libprobe-offcpu.so", (int)(slash - lib), lib);
+	const char *name = offcpu && alloc ? "libprobe-offcpu-alloc.so" :
+			   offcpu ? "libprobe-offcpu.so" : "libprobe-alloc.so";
+	char *off = xasprintf("%.*s/%s", (int)(slash - lib), lib, name);
 	if (!is_file(off)) {
-		probe_err("--off-cpu needs libprobe-offcpu.so beside %s, which is not "
-			  "there: build it (make) or install it there", lib);
+		probe_err("%s needs %s beside %s, which is not there: build it (make) "
+			  "or install it there", offcpu && alloc ? "--off-cpu with --alloc" :
+			  offcpu ? "--off-cpu" : "--alloc", name, lib);
 		free(off);
 		off = NULL;
 	}
@@ -115,7 +118,7 @@ char **child_environ(const struct child_settings *s)
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **env = xcalloc(n + 13, sizeof(*env));
+	char **env = xcalloc(n + 14, sizeof(*env)); /* ours (13 at most), NULL */
 	size_t k = 0;
 	const char *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -129,6 +132,7 @@ char **child_environ(const struct child_settings *s)
 		    env_is(e, "PROBE_EVENT_ATTR") || env_is(e, "PROBE_EVENT_MODIFIER") ||
 		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT") ||
 	    env_is(e, "PROBE_EVENT_MORE") || env_is(e, "PROBE_OFFCPU") ||
+		    env_is(e, "PROBE_ALLOC") || env_is(e, "PROBE_ALLOC_ONLY") ||
 		    (s->timer && env_is(e, "PROBE_TIMER")))
 			continue;
 		env[k++] = xstrdup(e);
@@ -157,6 +161,10 @@ char **child_environ(const struct child_settings *s)
 		env[k++] = xstrdup("PROBE_OFFCPU=1");
 	if (s->timer)
 		env[k++] = xstrdup("PROBE_TIMER=1");
+	if (s->alloc)
+		env[k++] = xasprintf("PROBE_ALLOC=%" PRIu64, s->alloc);
+	if (s->alloc_only)
+		env[k++] = xstrdup("PROBE_ALLOC_ONLY=1");
 	env[k] = NULL;
 	return env;
 }

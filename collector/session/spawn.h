@@ -39,11 +39,17 @@ struct child_settings {
 	int no_inherit;
 	int offcpu;                     /* --off-cpu: PROBE_OFFCPU=1 */
 	int timer;                      /* PROBE_TIMER=1 */
+	uint64_t alloc;                 /* --alloc: PROBE_ALLOC=BYTES; 0: none */
+	int alloc_only;                 /* ... alone: PROBE_ALLOC_ONLY=1 */
 };
 
 char *find_libprobe(void);
-/* The same, or with offcpu libprobe-offcpu.so beside it (its waits too). */
-char *find_libprobe_for(int offcpu);
+/*
+ * The same, or the library beside it with the wrappers asked for:
+ * libprobe-offcpu.so (the waits), libprobe-alloc.so (the allocator),
+ * libprobe-offcpu-alloc.so (both).
+ */
+char *find_libprobe_for(int offcpu, int alloc);
 char **child_environ(const struct child_settings *s);
 void free_environ(char **env);
 pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status);
