@@ -103,6 +103,7 @@ struct agg {
 	struct agg_info info;
 	char *event_sel;                /* agg_select_event; NULL: the first */
 	int wall;                       /* agg_wall */
+	int bytes;                      /* agg_bytes */
 	struct agg_event events[AGG_EVENTS_MAX];
 	size_t nevents;
 	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
@@ -358,6 +359,13 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 	im->event_type = type;
 	if (im->offcpu >= 0 && (!a->event_sel || im->shown == im->offcpu))
 		a->wall = 1;
+	if (im->alloc >= 0 && im->shown == im->alloc)
+		a->bytes = 1;
+}
+
+int agg_bytes(const struct agg *a)
+{
+	return a->bytes;
 }
 
 int agg_wall(const struct agg *a)

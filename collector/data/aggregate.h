@@ -164,6 +164,8 @@ void agg_select_event(struct agg *a, const char *name);
  * are ns of wall time, running or waiting.
  */
 int agg_wall(const struct agg *a);
+/* 1 when the samples shown are allocations (--alloc): weights in bytes. */
+int agg_bytes(const struct agg *a);
 #define AGG_FRAME_OFFCPU 0x2u   /* beside wire.h's PROBE_FRAME_UNSEEN */
 /* The events the processes sampled, by name, in the order they came. */
 size_t agg_nevents(const struct agg *a);

@@ -179,6 +179,8 @@ static void kernel_line(const struct report_ctx *c, FILE *out)
 {
 	unsigned yes = 0, no = 0, first_no = 0, first_flags = 0;
 
+	if (agg_bytes(c->agg))
+		return;         /* allocations: no kernel frames to speak of */
 	for (size_t i = 0; i < agg_nimages(c->agg); i++) {
 		const struct agg_image *im = agg_image(c->agg, (uint32_t)i);
 

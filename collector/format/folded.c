@@ -3,7 +3,8 @@
  * line per distinct stack, "exe;outermost;...;leaf COUNT", COUNT in
  * samples, lines in byte order.  A recording with --off-cpu counts
  * microseconds of wall time instead (running, or waiting: the stacks that
- * end in "[off-cpu]"), so that its flame graph is one of wall time.  probe diff writes two counts per line,
+ * end in "[off-cpu]"), so that its flame graph is one of wall time; with
+ * --alloc shown, bytes allocated (unbiased).  probe diff writes two counts per line,
  * base and new, as FlameGraph's difffolded.pl does.
  *
  * Frames are named as in the text report; a ';' inside a name would split
@@ -75,7 +76,8 @@ void folded_add(struct folded *set, const struct report_ctx *c, int which)
 			memcpy(l->text, b.p, b.len + 1);
 			HASH_ADD_KEYPTR(hh, *lines, l->text, b.len, l);
 		}
-		l->samples[which] += set->wall ? counts[i].weight : counts[i].samples;
+		l->samples[which] += set->wall || set->bytes ? counts[i].weight :
+				     counts[i].samples;
 	}
 	free(fr);
 	free(b.p);
@@ -119,6 +121,7 @@ int report_folded(const struct report_ctx *c, FILE *out)
 {
 	struct folded set = { 0 };
 	set.wall = agg_wall(c->agg);
+	set.bytes = agg_bytes(c->agg);
 	folded_add(&set, c, 0);
 	folded_write(&set, out, 0);
 	folded_free(&set);

@@ -130,6 +130,7 @@ struct folded_line;
 struct folded {
 	struct folded_line *lines;
 	int wall;               /* --off-cpu: counts are microseconds of wall time */
+	int bytes;              /* --alloc: counts are bytes allocated */
 };
 void folded_add(struct folded *set, const struct report_ctx *c, int which);
 /* "stack COUNT" lines, or "stack BASE NEW" with both. */

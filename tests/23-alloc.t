@@ -1,0 +1,126 @@
+#!/bin/sh
+# --alloc: allocations sampled by bytes (preload/alloc.c), against the
+# ground truth of gt_alloc: site_a, site_b and site_c allocate 50, 30 and
+# 20 % of the bytes in blocks of 16 B to 128 KiB, keep_leak 1 KiB blocks
+# it never frees; it prints the bytes of each and the blocks in all.
+#   - The shares and the total, sampled about every 64 KiB, within bounds
+#     derived from the interval (below); --alloc=1 exact, to the byte and
+#     the count, per site.
+#   - Alone, --alloc samples allocations only; beside -e, both events.
+#   - Values refused before the command runs; PROBE_ALLOC with the plain
+#     libprobe.so, and a program whose own malloc comes first, said once.
+. "$(dirname "$0")/lib.sh"
+plan 15
+
+F="$GT/gt_alloc"
+# 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
+"$PROBE" record --alloc=64K -o "$T/a.probe" -- "$F" 1024 >"$T/a.out" 2>"$T/a.err"
+is "$?" 0 "probe record --alloc=64K exits 0"
+"$PROBE" report "$T/a.probe" >"$T/a.rep" 2>&1
+grep -q '^# event: alloc (bytes allocated: one sample about every 64 KiB, unbiased); ' "$T/a.rep" &&
+	! grep -q '^# events recorded' "$T/a.rep"
+ok $? "alone, allocations only: $(sed -n 2p "$T/a.rep" | cut -c1-90)"
+
+# The shares.  A Poisson process over bytes at interval R samples a block
+# of n bytes with chance p = 1 - exp(-n/R) and weighs it n/p: a site's
+# estimate has variance sum n^2 (1 - p)/p <= R x its bytes, so a share s
+# of B bytes has a standard deviation of at most sqrt(s (1 - s) R / B):
+# 0.39 points for 50 % at R = 64 KiB, B = 1 GiB.  3.9 of them (1.5
+# points) fail by chance once in 10,000 runs for each of the three sites.
+set -- $(cat "$T/a.out")
+total=$(($2 + $4 + $6))
+bad=""
+for site in site_a site_b site_c; do
+	case $site in site_a) b=$2 ;; site_b) b=$4 ;; site_c) b=$6 ;; esac
+	got=$(self_share "$T/a.rep" "$site")
+	want=$(awk -v b="$b" -v t="$total" 'BEGIN { printf "%.2f", 100 * b / t }')
+	tol=$(awk -v s="$want" -v t="$total" 'BEGIN { s /= 100; printf "%.2f", 100 * 3.9 * sqrt(s * (1 - s) * 65536 / t) }')
+	within "$got" "$want" "$tol" || bad="$bad $site $got % (want $want +- $tol)"
+	diag "$site: $got % of the bytes, the truth $want % (bound +- $tol)"
+done
+is "$bad" "" "the sites' shares of the bytes within their bounds"
+
+# The total, estimated: its standard deviation is at most sqrt(R x B),
+# 0.78 % of 1 GiB at 64 KiB; 4 of them (3.1 %) fail once in 15,000 runs.
+est=$(sed -n 's/^# allocated: .*(\([0-9]*\) bytes, estimated) in [0-9]* samples$/\1/p' "$T/a.rep")
+tol=$(awk -v t="$total" 'BEGIN { printf "%.0f", 4 * sqrt(65536 * t) }')
+within "${est:-0}" "$total" "$tol"
+ok $? "bytes allocated: ${est:-none} estimated, $total by the program (within $tol)"
+
+# --alloc=1: every allocation, to the byte and the count.  stdout is a
+# file, so stdio's buffer is one more allocation, of st_blksize bytes.
+"$PROBE" record -q --alloc=1 -o "$T/e.probe" -- "$F" 64 8 >"$T/e.out" 2>"$T/e.err"
+is "$?" 0 "probe record --alloc=1 exits 0"
+set -- $(cat "$T/e.out")
+"$PROBE" report --format folded "$T/e.probe" 2>/dev/null |
+	awk '{ k = "other"; if ($0 ~ /;site_a$|;site_a /) k = "site_a"; else if ($0 ~ /;site_b /) k = "site_b";
+	       else if ($0 ~ /;site_c /) k = "site_c"; else if ($0 ~ /;keep_leak /) k = "keep_leak"
+	       s[k] += $NF } END { printf "%d %d %d %d\n", s["site_a"], s["site_b"], s["site_c"], s["keep_leak"] }' >"$T/e.sites"
+is "$(cat "$T/e.sites")" "$2 $4 $6 $8" "--alloc=1, folded: site_a, site_b, site_c and keep_leak's bytes exactly ($(cat "$T/e.sites"))"
+"$PROBE" report "$T/e.probe" >"$T/e.rep" 2>&1
+n=$(sed -n 's/^# event: alloc (bytes allocated: every allocation); \([0-9]*\) samples.*/\1/p' "$T/e.rep")
+is "$n" "$((${10} + 1))" "--alloc=1: a sample per allocation: ${10} blocks and stdio's buffer"
+
+# Beside -e cpu-clock: both events, each with its own section.
+"$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1
+"$PROBE" report "$T/b.probe" >"$T/b.rep" 2>&1
+grep -q '^# events recorded: cpu-clock ([0-9]* samples), alloc ([1-9][0-9]* samples)' "$T/b.rep"
+ok $? "--alloc beside -e cpu-clock: $(sed -n "s/^# events recorded: //p" "$T/b.rep" | head -n1 | cut -c1-60)"
+"$PROBE" report --event alloc "$T/b.probe" >"$T/b.alloc" 2>&1
+grep -q '^# event: alloc (bytes allocated: one sample about every 512 KiB, unbiased)' "$T/b.alloc" &&
+	[ "$(awk '!/^#/ { print $4; exit }' "$T/b.alloc")" = site_a ]
+ok $? "--event alloc: 512 KiB by default, site_a on top"
+
+# Refused before the command runs.
+for v in 0 12Q -5 2T; do
+	"$PROBE" record -o "$T/bad.probe" --alloc=$v -- true >/dev/null 2>"$T/bad.err"
+	echo "$? $(cat "$T/bad.err")"
+done >"$T/bads"
+[ "$(grep -c '^2 probe: record: --alloc=.*: the interval must be a number of bytes from 1 to 1T' "$T/bads")" = 4 ] &&
+	[ ! -e "$T/bad.probe" ]
+ok $? "--alloc=0, 12Q, -5, 2T: exit 2, nothing written: $(head -n1 "$T/bads")"
+
+# PROBE_ALLOC with the plain libprobe.so: said, once.
+env LD_PRELOAD="$LIBPROBE" PROBE_ALLOC=65536 PROBE_OUTPUT="$T/plain.probe" "$F" 4 >/dev/null 2>"$T/plain.err"
+st=$?
+[ "$st" = 0 ] && [ "$(grep -c 'PROBE_ALLOC needs libprobe-alloc.so' "$T/plain.err")" = 1 ]
+ok $? "PROBE_ALLOC with libprobe.so: exit $st, said once: $(grep PROBE_ALLOC "$T/plain.err")"
+
+# A program whose own malloc comes first: said, and its output unchanged.
+cat >"$T/own.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static char heap[1 << 20];
+static size_t used;
+void *malloc(size_t n) { void *p = heap + used; used += (n + 15) & ~(size_t)15; return used <= sizeof heap ? p : NULL; }
+void free(void *p) { (void)p; }
+void *calloc(size_t m, size_t n) { void *p = malloc(m * n); if (p) memset(p, 0, m * n); return p; }
+void *realloc(void *o, size_t n) { void *p = malloc(n); if (p && o) memcpy(p, o, n); return p; }
+int main(void) { char *s = malloc(32); strcpy(s, "own malloc"); puts(s); return 0; }
+EOF
+if cc -O1 -o "$T/own" "$T/own.c" 2>"$T/own.cc"; then
+	"$PROBE" record -o "$T/own.probe" --alloc -- "$T/own" >"$T/own.out" 2>"$T/own.err"
+	st=$?
+	[ "$st" = 0 ] && [ "$(cat "$T/own.out")" = "own malloc" ] &&
+		[ "$(grep -c "probe: --alloc: this program calls the malloc of $T/own, which comes before libprobe's" "$T/own.err")" = 1 ]
+	ok $? "an executable with its own malloc: exit $st, said once: $(grep 'calls the malloc' "$T/own.err" | cut -c1-100)"
+else
+	skip "no C compiler: $(head -n1 "$T/own.cc")"
+fi
+
+# As nobody: the same shares, from a recording of its own.
+as_nobody "$PROBE" record -q --alloc=64K -o "$T/n.probe" -- "$F" 1024 >"$T/n.out" 2>"$T/n.err"
+st=$?
+"$PROBE" report "$T/n.probe" >"$T/n.rep" 2>&1
+got=$(self_share "$T/n.rep" site_a)
+tol=$(awk 'BEGIN { printf "%.2f", 100 * 3.9 * sqrt(0.25 * 65536 / 1073741824) }')
+[ "$st" = 0 ] && within "$got" 50 "$tol"
+ok $? "as nobody: exit $st, site_a $got % (50 +- $tol)"
+
+# The program's output and exit status are its own.
+"$F" 64 8 >"$T/bare.out"
+cmp -s "$T/bare.out" "$T/e.out"
+ok $? "the program's output under --alloc=1 is its own"
+"$PROBE" record -q --alloc=1 -o "$T/x.probe" -- sh -c 'exit 7' >/dev/null 2>&1
+is "$?" 7 "the command's exit status (7) is probe record's"
