@@ -22,6 +22,15 @@
  *     that preloads jemalloc or tcmalloc after us keeps its allocator.
  *     dlsym may itself allocate before they are known: a static pool
  *     serves it (its blocks are never freed).
+ *   - What stays in use: a sampled allocation gets an id (wire.h:
+ *     PROBE_FRAME_ALLOC_ID) and its address goes into a lock-free table of
+ *     sampled blocks; its free (or the realloc that moves or resizes it)
+ *     takes it out and writes a PROBE_FRAME_FREED record with the id.  A
+ *     free first reads one counter of a filter indexed by a hash of the
+ *     address (nearly always 0: not sampled); only then the table.  Both
+ *     are static (LIVE_SLOTS blocks, 4 MiB; a 2 MiB filter), pages that
+ *     become memory as they are touched; a sampled block that finds no
+ *     room is recorded with id 0 (its free unseen, counted).
  *   - Never recursive: what the sampled path allocates (libunwind, dlsym,
  *     pthread) goes straight to the real allocator (a TLS guard), and so
  *     do allocations from libprobe itself and before the constructor.
@@ -113,6 +122,73 @@ static inline int ready(void)
 	return __atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE) != NULL;
 }
 
+/* ---- the sampled blocks still in use --------------------------------------- */
+
+#define LIVE_BITS 18
+#define LIVE_SLOTS (1u << LIVE_BITS)            /* 262,144 blocks */
+#define LIVE_PROBES 32u                         /* a lookup's longest walk */
+#define FILTER_BITS 20
+#define TOMB ((uint64_t)1)                      /* a slot freed (no block is at 1) */
+
+struct live { uint64_t addr, id; };
+static struct live live[LIVE_SLOTS];
+static uint16_t filter[1u << FILTER_BITS];
+static uint64_t next_id = 1;
+
+static inline uint64_t mix(const void *p)
+{
+	return ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint16_t *filter_of(const void *p)
+{
+	return &filter[mix(p) >> (64 - FILTER_BITS)];
+}
+
+/* p, just allocated and sampled: its id, 0 when the table has no room. */
+static uint64_t track(const void *p)
+{
+	uint64_t h = mix(p) >> (64 - LIVE_BITS), a = (uint64_t)(uintptr_t)p;
+
+	for (unsigned i = 0; i < LIVE_PROBES; i++) {
+		struct live *e = &live[(h + i) & (LIVE_SLOTS - 1)];
+		uint64_t k = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+
+		if ((k == 0 || k == TOMB) &&
+		    __atomic_compare_exchange_n(&e->addr, &k, a, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			uint64_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+
+			__atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
+			__atomic_add_fetch(filter_of(p), 1, __ATOMIC_RELEASE);
+			return id;
+		}
+	}
+	return 0;
+}
+
+/* p is being freed: its id if it was sampled (then no longer tracked), else 0. */
+static uint64_t untrack(const void *p)
+{
+	uint64_t h = mix(p) >> (64 - LIVE_BITS), a = (uint64_t)(uintptr_t)p;
+
+	for (unsigned i = 0; i < LIVE_PROBES; i++) {
+		struct live *e = &live[(h + i) & (LIVE_SLOTS - 1)];
+		uint64_t k = a;
+
+		if (__atomic_load_n(&e->addr, __ATOMIC_ACQUIRE) == 0)
+			return 0;
+		if (__atomic_compare_exchange_n(&e->addr, &k, TOMB, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			uint64_t id = __atomic_load_n(&e->id, __ATOMIC_ACQUIRE);
+
+			__atomic_sub_fetch(filter_of(p), 1, __ATOMIC_RELEASE);
+			return id;
+		}
+	}
+	return 0;
+}
+
 /* ---- sampling -------------------------------------------------------------- */
 
 /* Our own code's bounds: its allocations are not the program's. */
@@ -157,10 +233,13 @@ static int64_t draw(void)
 	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
 }
 
-/* One sample of n bytes allocated from ret (the wrapper's frame fp). */
-static void take(struct probe_thread *t, size_t n, void *ret, void *fp)
+/*
+ * One sample of the block p of n bytes allocated from ret (the wrapper's
+ * frame fp): its stack, then its id (wire.h), which its free will name.
+ */
+static void take(struct probe_thread *t, void *p, size_t n, void *ret, void *fp)
 {
-	uint64_t buf[PROBE_UNWIND_BUF];
+	uint64_t buf[PROBE_UNWIND_BUF], id;
 	ucontext_t uc;
 	int first = 0, partial = 0, k;
 
@@ -176,14 +255,54 @@ static void take(struct probe_thread *t, size_t n, void *ret, void *fp)
 		buf[0] = (uint64_t)(uintptr_t)ret;
 		k = 1;
 	}
-	probe_sample_push(t, probe_now_ns(), n, probe_alloc_ev(), buf + first, k);
+	if (k > (int)PROBE_MAX_FRAMES - 2) {    /* the id's two words are kept */
+		k = PROBE_MAX_FRAMES - 2;
+		buf[first + k - 1] = PROBE_FRAME_TRUNCATED;
+	}
+	id = track(p);
+	buf[first + k] = PROBE_FRAME_ALLOC_ID;
+	buf[first + k + 1] = id;
+	if (probe_sample_push(t, probe_now_ns(), n, probe_alloc_ev(), buf + first, k + 2) < 0 &&
+	    id)
+		untrack(p);     /* lost: its free is not to be said either */
 }
+
+/*
+ * The sampled block p (its id) is freed: said from this thread's ring,
+ * unless it cannot write there now (then its free is lost, counted).
+ */
+static __attribute__((noinline)) void freed(void *p)
+{
+	struct probe_thread *t = probe_self;
+	uint64_t id = untrack(p), rec[2] = { PROBE_FRAME_FREED, id };
+
+	if (!id)
+		return;
+	if (!t || t->closed || t->slot < 0 || t->in_handler || busy) {
+		probe_lost(t && t->slot >= 0 ? t : NULL, PROBE_LOST_QUEUE, 1);
+		return;
+	}
+	busy = 1;
+	t->in_handler = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_sample_push(t, probe_now_ns(), 0, probe_alloc_ev(), rec, 2);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_handler = 0;
+	busy = 0;
+}
+
+/* Before p goes back to the allocator: one load, nearly always 0. */
+#define FORGET(p)                                                           \
+	do {                                                                \
+		if (__builtin_expect(__atomic_load_n(filter_of(p), __ATOMIC_ACQUIRE) != 0, 0)) \
+			freed(p);                                           \
+	} while (0)
 
 /*
  * The countdown reached 0 or below on an allocation of n bytes from ret
  * (wrapper's frame fp): sample it if this thread may be, draw again.
  */
-static __attribute__((noinline)) void crossed(size_t n, void *ret, void *fp)
+static __attribute__((noinline)) void crossed(void *p, size_t n, void *ret, void *fp)
 {
 	struct probe_thread *t;
 
@@ -219,7 +338,7 @@ static __attribute__((noinline)) void crossed(size_t n, void *ret, void *fp)
 	busy = 1;
 	t->in_handler = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	take(t, n, ret, fp);
+	take(t, p, n, ret, fp);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = 0;
 	busy = 0;
@@ -229,7 +348,7 @@ static __attribute__((noinline)) void crossed(size_t n, void *ret, void *fp)
 #define COUNT(p, n)                                                         \
 	do {                                                                \
 		if ((p) && __builtin_expect((left -= (int64_t)(n)) <= 0, 0))  \
-			crossed((n), __builtin_return_address(0),           \
+			crossed((p), (n), __builtin_return_address(0),      \
 				__builtin_frame_address(0));                \
 	} while (0)
 
@@ -255,6 +374,7 @@ EXPORT void free(void *p)
 	if (!p || in_pool(p))
 		return;
 	e = errno;
+	FORGET(p);
 	if (ready())
 		real_free(p);
 	errno = e;
@@ -291,6 +411,8 @@ EXPORT void *calloc(size_t m, size_t n)
 	} else if (__builtin_expect(!ready(), 0)) {                         \
 		p = (o) ? NULL : pool_alloc(n);                             \
 	} else {                                                            \
+		if (o)                                                      \
+			FORGET(o);      /* moved or resized: a new block */ \
 		p = real_realloc((o), (n));                                 \
 	}                                                                   \
 	if (n)                                                              \

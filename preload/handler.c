@@ -94,19 +94,22 @@ static inline void counted(struct probe_thread *t)
 				 __ATOMIC_RELAXED);
 }
 
-/* Into t's slot; a full ring is a loss the collector will see. */
-static void push(struct probe_thread *t, uint64_t time, uint64_t period,
-		 unsigned ev, const uint64_t *frames, int n)
+/* Into t's slot; a full ring is a loss the collector will see (-1). */
+static int push(struct probe_thread *t, uint64_t time, uint64_t period,
+		unsigned ev, const uint64_t *frames, int n)
 {
-	if (probe_slot_push(t->slot, time, period, ev, frames, (uint32_t)n) < 0)
+	if (probe_slot_push(t->slot, time, period, ev, frames, (uint32_t)n) < 0) {
 		probe_lost(t, PROBE_LOST_QUEUE, 1);
+		return -1;
+	}
+	return 0;
 }
 
-void probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
-		       unsigned ev, const uint64_t *frames, int n)
+int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
+		      unsigned ev, const uint64_t *frames, int n)
 {
 	counted(t);
-	push(t, time, weight, ev, frames, n);
+	return push(t, time, weight, ev, frames, n);
 }
 
 /*

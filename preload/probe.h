@@ -412,7 +412,7 @@ int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
 /* Owner, exit path (uc == NULL above) for every event of t. */
 int probe_drain_all(struct probe_thread *t);
 /* SIGNAL CONTEXT, owner: one sample taken, into t's slot (a loss if full). */
-void probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
+int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
 		       unsigned ev, const uint64_t *frames, int n);
 /* Block / restore our signal on the calling thread (the real mask). */
 void probe_block_signal(sigset_t *old);

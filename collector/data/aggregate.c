@@ -10,6 +10,7 @@
 #include <sys/random.h>
 
 #include "hashtab.h"
+#include "inuse.h"
 #include "util.h"
 
 /*
@@ -104,6 +105,10 @@ struct agg {
 	char *event_sel;                /* agg_select_event; NULL: the first */
 	int wall;                       /* agg_wall */
 	int bytes;                      /* agg_bytes */
+	/* --alloc: what stays in use; inuse_shown: the "inuse" event chosen. */
+	struct inuse *inuse;
+	int inuse_shown;
+	char inuse_row;                 /* the row of allocations not shown */
 	struct agg_event events[AGG_EVENTS_MAX];
 	size_t nevents;
 	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
@@ -181,6 +186,7 @@ void agg_free(struct agg *a)
 		free(c);
 	}
 	free(a->count_vec);
+	inuse_free(a->inuse);
 	free(a->samples);
 	free(a->addrs);
 	free(a->info.host);
@@ -359,6 +365,14 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 	im->event_type = type;
 	if (im->offcpu >= 0 && (!a->event_sel || im->shown == im->offcpu))
 		a->wall = 1;
+	if (im->alloc >= 0) {
+		/* "inuse": the same samples, less those freed (inuse.h). */
+		(void)event_id(a, "inuse");
+		if (a->event_sel && strcmp(a->event_sel, "inuse") == 0) {
+			im->shown = im->alloc;
+			a->inuse_shown = 1;
+		}
+	}
 	if (im->alloc >= 0 && im->shown == im->alloc)
 		a->bytes = 1;
 }
@@ -847,11 +861,12 @@ static struct probe_sample_raw *unbiased(const struct agg_image *im,
 	return s;
 }
 
-static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
-		       const struct probe_sample_raw *s)
+/* s into its row (returned; NULL: not shown, or dropped). */
+static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
+				    const struct probe_sample_raw *s)
 {
 	if (!event_shown(a, img, s->event, s->weight))
-		return;
+		return NULL;
 	struct enc_slot *slot = NULL;
 	uint32_t stack;
 	if ((int64_t)s->event == a->images[img].offcpu)
@@ -862,7 +877,7 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 	}
 	if (stack == NO_STACK) {
 		drop_sample(a, s);
-		return;
+		return NULL;
 	}
 	struct count_key key = { img, a->images[img].gen, s->tid, stack };
 	struct count_ent *c = slot ? slot->last : NULL;
@@ -870,7 +885,7 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
 		if (!c && !count_room(a, img, key.gen, stack)) {
 			drop_sample(a, s);
-			return;
+			return NULL;
 		}
 		if (!c) {
 			c = xcalloc(1, sizeof(*c));
@@ -891,6 +906,76 @@ static void add_sample(struct agg *a, uint32_t img, uint32_t pid,
 			(struct agg_sample){ s->time_ns, s->weight, c->id };
 	}
 	count_total(a, s);
+	return c;
+}
+
+/* The inuse event's totals: the allocations in use now. */
+static void inuse_event(struct agg *a)
+{
+	const struct inuse_totals *t = inuse_totals(a->inuse);
+	uint8_t id = event_id(a, "inuse");
+
+	if (id < a->nevents) {
+		a->events[id].samples = t->objects;
+		a->events[id].weight = t->bytes;
+	}
+}
+
+/* A row's allocation freed (or found freed): out of it, with "inuse" shown. */
+static void take_out(struct agg *a, void *row, uint64_t w)
+{
+	struct count_ent *c = row;
+
+	if (!a->inuse_shown || row == &a->inuse_row)
+		return;
+	c->samples -= c->samples ? 1 : 0;
+	c->weight -= w <= c->weight ? w : c->weight;
+	a->t.samples -= a->t.samples ? 1 : 0;
+	a->t.weight -= w <= a->t.weight ? w : a->t.weight;
+}
+
+/*
+ * An allocation sample (its stack, then its id) or the free of one
+ * (wire.h): allocations are counted as the other samples are, unbiased;
+ * each is followed until its free (inuse.h).
+ */
+static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
+		      struct probe_sample_raw *s)
+{
+	uint64_t id = 0, w;
+	int kind = inuse_split(s, &id);
+	void *row;
+
+	if (!a->inuse)
+		a->inuse = inuse_new();
+	if (kind == INUSE_FREED) {
+		/* A free before its allocation is kept while there is room. */
+		if (inuse_freed(a->inuse, img, id, &row, &w, room(a, 96)) == 1)
+			take_out(a, row, w);
+		inuse_event(a);
+		return;
+	}
+	unbiased(&a->images[img], s);
+	row = add_sample(a, img, pid, s);
+	if (kind != INUSE_ALLOC)
+		return;
+	if (!row)
+		row = &a->inuse_row;    /* not shown: in the totals alone */
+	if (!room(a, 96))
+		id = 0;                 /* not followed */
+	if (inuse_alloc(a->inuse, img, id, row, s->weight, s->time_ns) == 0)
+		take_out(a, row, s->weight);    /* its free came first */
+	inuse_event(a);
+}
+
+const struct inuse_totals *agg_inuse(const struct agg *a)
+{
+	return a->inuse ? inuse_totals(a->inuse) : NULL;
+}
+
+int agg_inuse_shown(const struct agg *a)
+{
+	return a->inuse_shown;
 }
 
 void agg_add(struct agg *a, struct probe_msg *m)
@@ -911,8 +996,10 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		while (probe_samples_next_raw(m, &s))
 			if (img == NO_IMAGE)
 				drop_sample(a, &s);
+			else if ((int64_t)s.event == a->images[img].alloc)
+				add_alloc(a, img, m->pid, &s);
 			else
-				add_sample(a, img, m->pid, unbiased(&a->images[img], &s));
+				add_sample(a, img, m->pid, &s);
 		break;
 	}
 	case PROBE_F_LOST: {

@@ -166,6 +166,14 @@ void agg_select_event(struct agg *a, const char *name);
 int agg_wall(const struct agg *a);
 /* 1 when the samples shown are allocations (--alloc): weights in bytes. */
 int agg_bytes(const struct agg *a);
+/*
+ * --alloc: what stays in use of the allocations sampled (inuse.h; NULL:
+ * none were); agg_inuse_shown: the event chosen is "inuse", so the
+ * counts are of the allocations not freed (at the end of the recording).
+ */
+struct inuse_totals;
+const struct inuse_totals *agg_inuse(const struct agg *a);
+int agg_inuse_shown(const struct agg *a);
 #define AGG_FRAME_OFFCPU 0x2u   /* beside wire.h's PROBE_FRAME_UNSEEN */
 /* The events the processes sampled, by name, in the order they came. */
 size_t agg_nevents(const struct agg *a);

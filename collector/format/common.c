@@ -1,5 +1,6 @@
 /* report_common.c - see report_fmt.h: header lines, percentages, keys. */
 #include "format.h"
+#include "inuse.h"
 #include "flame.h"
 
 #include <inttypes.h>
@@ -111,12 +112,13 @@ char *report_event_text(const struct agg *a, const struct agg_image *im)
 {
 	if (im->alloc >= 0 && im->shown == im->alloc) {
 		char every[32];
+		const char *what = agg_inuse_shown(a) ? "inuse (bytes still in use at the end"
+						      : "alloc (bytes allocated";
 
 		human_size(im->alloc_every, every, sizeof every);
-		return im->alloc_every <= 1 ?
-			xstrdup("alloc (bytes allocated: every allocation)") :
-			xasprintf("alloc (bytes allocated: one sample about every %s, "
-				  "unbiased)", every);
+		return im->alloc_every <= 1 ? xasprintf("%s: every allocation)", what) :
+			xasprintf("%s: one sample about every %s allocated, unbiased)",
+				  what, every);
 	}
 	const char *name = im->event_name[0] ? im->event_name : "unknown event";
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
@@ -293,9 +295,30 @@ static void alloc_line(const struct report_ctx *c, FILE *out)
 	}
 	if (!im)
 		return;
+	const char *est = im->alloc_every <= 1 ? "" : ", estimated";
+	const struct inuse_totals *u = agg_inuse(c->agg);
+	char live[32], peak[32];
+
 	human_size(t->weight, total, sizeof total);
-	fprintf(out, "# allocated: %s (%" PRIu64 " bytes%s) in %" PRIu64 " samples\n",
-		total, t->weight, im->alloc_every <= 1 ? "" : ", estimated", t->samples);
+	fprintf(out, "# %s: %s (%" PRIu64 " bytes%s) in %" PRIu64 " samples\n",
+		agg_inuse_shown(c->agg) ? "in use at the end" : "allocated", total,
+		t->weight, est, t->samples);
+	if (!u)
+		return;
+	human_size(u->bytes, live, sizeof live);
+	human_size(u->peak, peak, sizeof peak);
+	if (!agg_inuse_shown(c->agg))
+		fprintf(out, "# in use at the end: %s in %" PRIu64 " samples (--event inuse: "
+			"where they were allocated)\n", live, u->objects);
+	const struct agg_info *in = agg_info(c->agg);
+	uint64_t t0 = in->have && in->start_ns ? in->start_ns : t->t_min;
+	fprintf(out, "# the most in use: %s, %.3f s after the recording began", peak,
+		u->peak_ns > t0 ? (double)(u->peak_ns - t0) / 1e9 : 0.0);
+	if (u->untracked || u->freed_first)
+		fprintf(out, "; not followed to their free: %" PRIu64 " allocations%s",
+			u->untracked, u->freed_first ? " (and frees of allocations not "
+			"sampled here)" : "");
+	fprintf(out, "\n");
 }
 
 /* A recording of several events (-e a,b): each, with its samples. */

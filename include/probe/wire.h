@@ -212,6 +212,20 @@ enum probe_unprof_reason {
 #define PROBE_FRAME_UNSEEN 0x1u
 /* The outermost frame of a stack cut at PROBE_MAX_FRAMES (SAMPLES). */
 #define PROBE_FRAME_TRUNCATED 0x3u
+/*
+ * Allocations (PROBE_EVENT_ALLOC) and their frees, for what stays in use:
+ *   - an allocation sample's frames end in two words that are not frames:
+ *     PROBE_FRAME_ALLOC_ID, then the allocation's id (a number the
+ *     process gives each sampled allocation, from 1; 0: not followed,
+ *     its free will not be seen);
+ *   - the free of a sampled allocation is a sample of the same event whose
+ *     frames are PROBE_FRAME_FREED and that id alone, weighted with its
+ *     bytes; the thread that frees is not always the one that allocated,
+ *     so a free may come before its allocation.
+ * Readers split the two words off before they look at the stack.
+ */
+#define PROBE_FRAME_ALLOC_ID 0x5u
+#define PROBE_FRAME_FREED 0x7u
 
 #define PROBE_JIT_PERFMAP 1u        /* JIT's source: /tmp/perf-PID.map */
 #define PROBE_JIT_DUMP 2u           /* JIT's source: a jitdump file */
