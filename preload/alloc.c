@@ -262,8 +262,8 @@ static void take(struct probe_thread *t, void *p, size_t n, void *ret, void *fp)
 	id = track(p);
 	buf[first + k] = PROBE_FRAME_ALLOC_ID;
 	buf[first + k + 1] = id;
-	if (probe_sample_push(t, probe_now_ns(), n, probe_alloc_ev(), buf + first, k + 2) < 0 &&
-	    id)
+	if (probe_sample_push_wait(t, probe_now_ns(), n, probe_alloc_ev(), buf + first,
+				   k + 2) < 0 && id)
 		untrack(p);     /* lost: its free is not to be said either */
 }
 
@@ -285,7 +285,7 @@ static __attribute__((noinline)) void freed(void *p)
 	busy = 1;
 	t->in_handler = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	probe_sample_push(t, probe_now_ns(), 0, probe_alloc_ev(), rec, 2);
+	probe_sample_push_wait(t, probe_now_ns(), 0, probe_alloc_ev(), rec, 2);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = 0;
 	busy = 0;

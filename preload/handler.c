@@ -112,6 +112,30 @@ int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
 	return push(t, time, weight, ev, frames, n);
 }
 
+/* The collector did not make room within a wait: do not wait again until it does. */
+static int push_stuck;
+
+int probe_sample_push_wait(struct probe_thread *t, uint64_t time, uint64_t weight,
+			   unsigned ev, const uint64_t *frames, int n)
+{
+	struct timespec pause = { 0, 50000 };   /* 50 us, 2,000 times at most */
+
+	counted(t);
+	for (unsigned i = 0; i < 2000 && !__atomic_load_n(&push_stuck, __ATOMIC_RELAXED) &&
+			     !probe_stopping; i++) {
+		if (probe_slot_push(t->slot, time, weight, ev, frames, (uint32_t)n) == 0)
+			return 0;
+		/* The ring is full: the watermark has woken the collector. */
+		syscall(SYS_nanosleep, &pause, NULL);
+	}
+	if (push(t, time, weight, ev, frames, n) == 0) {
+		__atomic_store_n(&push_stuck, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	__atomic_store_n(&push_stuck, 1, __ATOMIC_RELAXED);
+	return -1;
+}
+
 /*
  * The n frames unwound at stack + *first, or (n <= 0) the leaf alone,
  * counted as a stack not unwound; a walk that stopped early (in the loader)

@@ -413,7 +413,14 @@ int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
 int probe_drain_all(struct probe_thread *t);
 /* SIGNAL CONTEXT, owner: one sample taken, into t's slot (a loss if full). */
 int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,
-		       unsigned ev, const uint64_t *frames, int n);
+		      unsigned ev, const uint64_t *frames, int n);
+/*
+ * Normal context (alloc.c): the same, but a full ring is waited for (the
+ * collector woken, 100 ms at most) rather than a loss, unless a wait
+ * already timed out and nothing was written since.  0, or -1: lost.
+ */
+int probe_sample_push_wait(struct probe_thread *t, uint64_t time, uint64_t weight,
+			   unsigned ev, const uint64_t *frames, int n);
 /* Block / restore our signal on the calling thread (the real mask). */
 void probe_block_signal(sigset_t *old);
 void probe_restore_mask(const sigset_t *old);

@@ -65,7 +65,7 @@ is "$n" "$((${10} + 1))" "--alloc=1: a sample per allocation: ${10} blocks and s
 # (libc keeps it to the end).  --alloc=1: exactly its 8 blocks of 1 KiB.
 "$PROBE" report --event inuse --format folded "$T/e.probe" 2>/dev/null |
 	awk '{ k = $0 ~ /;keep_leak / ? "keep_leak" : $0 ~ /;_IO_file_doallocate/ ? "stdio" : "other"; s[k] += $NF }
-	     END { printf "%d %d %d\n", s["keep_leak"], s["stdio"] > 0, s["other"] }' >"$T/e.live"
+	     END { printf "%d %d %d\n", s["keep_leak"], (s["stdio"] > 0), s["other"] }' >"$T/e.live"
 is "$(cat "$T/e.live")" "8192 1 0" "--alloc=1 --event inuse: keep_leak's 8192 bytes and stdio's buffer, nothing else"
 # Sampled about every 16 KiB, 128 MiB in use at the end (and 256 MiB
 # allocated and freed): the estimate's standard deviation is at most

@@ -1066,8 +1066,11 @@ void agg_finish(struct agg *a)
 	a->ncounts = HASH_COUNT(a->counts);
 	a->count_vec = xmalloc((a->ncounts ? a->ncounts : 1) * sizeof(*a->count_vec));
 	size_t i = 0;
-	for (struct count_ent *c = a->counts; c; c = c->hh.next, i++) {
-		struct agg_count *o = &a->count_vec[i];
+	for (struct count_ent *c = a->counts; c; c = c->hh.next) {
+		/* "inuse": a row whose allocations were all freed is no row. */
+		if (a->inuse_shown && !a->keep && !c->samples)
+			continue;
+		struct agg_count *o = &a->count_vec[i++];
 		o->image = c->key.image;
 		o->gen = c->key.gen;
 		o->tid = c->key.tid;
@@ -1075,6 +1078,7 @@ void agg_finish(struct agg *a)
 		o->samples = c->samples;
 		o->weight = c->weight;
 	}
+	a->ncounts = i;
 	/* A stable order makes every output deterministic. */
 	if (a->ncounts)
 		qsort(a->count_vec, a->ncounts, sizeof(*a->count_vec), cmp_count);
