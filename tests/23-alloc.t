@@ -10,7 +10,7 @@
 #   - Values refused before the command runs; PROBE_ALLOC with the plain
 #     libprobe.so, and a program whose own malloc comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 19
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -77,6 +77,25 @@ est=$(sed -n 's/^# in use at the end: .*(\([0-9]*\) bytes, estimated) in [0-9]* 
 within "${est:-0}" 134217728 "$(awk 'BEGIN { printf "%.0f", 4 * sqrt(16384 * 134217728) }')" &&
 	[ "$(awk '!/^#/ && $1 != "0.00%" { print $4 }' "$T/l.inuse" | sort | tr '\n' ' ')" = "keep_leak " ]
 ok $? "--alloc=16K --event inuse: ${est:-none} bytes estimated of keep_leak's 134217728 (within 4.4 %)"
+
+# pprof: Go's heap profile's four sample types, read by go tool pprof.
+if command -v go >/dev/null 2>&1; then
+	"$PROBE" report --format pprof -o "$T/l.pb.gz" "$T/l.probe" 2>"$T/l.pp.err"
+	go tool pprof -raw "$T/l.pb.gz" >"$T/l.raw" 2>&1
+	grep -q '^PeriodType: space bytes$' "$T/l.raw" && grep -q '^Period: 16384$' "$T/l.raw" &&
+		grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\[dflt\]' "$T/l.raw" &&
+		[ ! -s "$T/l.pp.err" ]
+	ok $? "pprof: alloc_objects, alloc_space, inuse_objects, inuse_space (the default), period 16 KiB of space"
+	go tool pprof -top -sample_index=inuse_space "$T/l.pb.gz" >"$T/l.in" 2>&1
+	go tool pprof -top -sample_index=alloc_space "$T/l.pb.gz" >"$T/l.al" 2>&1
+	inuse=$(awk '$NF == "keep_leak" { print $2; exit }' "$T/l.in")
+	sites=$(awk '$NF ~ /^(site_[abc]|keep_leak)$/ { print $NF }' "$T/l.al" | sort | tr '\n' ' ')
+	[ "$inuse" = "100%" ] && [ "$sites" = "keep_leak site_a site_b site_c " ]
+	ok $? "go tool pprof: inuse_space all keep_leak's ($inuse), alloc_space: $sites"
+else
+	skip "no go: pprof not checked"
+	skip "no go: pprof not checked"
+fi
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1

@@ -135,8 +135,8 @@ void record_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS]\n"
-		"                    [-m PAGES] [--no-inherit] [--off-cpu] [-g] [-q]\n"
-		"                    -- CMD [ARG...]\n"
+		"                    [-m PAGES] [--no-inherit] [--off-cpu] [--alloc[=BYTES]]\n"
+		"                    [-g] [-q] -- CMD [ARG...]\n"
 		"\n"
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
 		"threads spend their time (every process it starts included).\n"
@@ -160,6 +160,10 @@ void record_usage(FILE *out)
 		"                      (sleep, poll, read, locks...) with its stacks, under\n"
 		"                      [off-cpu]; report shows shares of wall time (CPU\n"
 		"                      time sampled with CPU-time timers unless -e)\n"
+		"      --alloc[=BYTES] where memory is allocated: one allocation sampled\n"
+		"                      about every BYTES bytes (default 512K; 1: every\n"
+		"                      one), with its stack; alone, nothing else is\n"
+		"                      sampled; report --event inuse: what was not freed\n"
 		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
 		"                      records whole stacks with its own DWARF unwinder\n"
 		"  -q, --quiet         no summary (that nothing was profiled is still said)\n"

@@ -676,14 +676,20 @@ static int report_events_of(struct report_opts *o, struct filters *fl, int heade
 	size_t nev = a ? agg_nevents(a) : 0;
 	/*
 	 * The events not shown yet: after the first, and off-cpu when it was
-	 * shown with it; by_event: every other one (event is the first).
+	 * shown with it, inuse when pprof's heap types hold it; by_event:
+	 * every other one (event is the first).
 	 */
 	char **names = xcalloc(nev ? nev : 1, sizeof(*names));
-	size_t nrest = 0;
-	for (size_t i = 1; i < nev; i++)
-		if (by_event || !agg_wall(a) ||
-		    strcmp(agg_events(a)[i].name, "off-cpu") != 0)
-			names[nrest++] = xstrdup(agg_events(a)[i].name);
+	size_t nrest = 0, nshown = 1;
+	for (size_t i = 1; i < nev; i++) {
+		const char *n = agg_events(a)[i].name;
+		if (!by_event && ((agg_wall(a) && strcmp(n, "off-cpu") == 0) ||
+				  (agg_bytes(a) && !agg_inuse_shown(a) &&
+				   o->format == format_find("pprof") && strcmp(n, "inuse") == 0)))
+			nshown++;
+		else
+			names[nrest++] = xstrdup(n);
+	}
 	if (by_event)
 		event = NULL;
 	nev = nrest + 1;
@@ -702,7 +708,8 @@ static int report_events_of(struct report_opts *o, struct filters *fl, int heade
 		char *all = event_names(a);
 		probe_warn("the recording holds %zu events (%s); --format %s shows the "
 			   "first%s: --event NAME for another", agg_nevents(a), all,
-			   o->format->name, agg_wall(a) ? " with off-cpu" : "");
+			   o->format->name, agg_wall(a) ? " with off-cpu" :
+			   nshown > 1 ? " with inuse" : "");
 		free(all);
 	}
 	for (size_t i = 0; i < nrest; i++)

@@ -65,6 +65,8 @@ struct addr_key {               /* a distinct address of an image, for the bound
 struct count_ent {
 	struct count_key key;
 	uint64_t samples, weight;
+	double objects, inuse_objects;  /* --alloc (agg_count) */
+	uint64_t inuse_weight;
 	uint32_t id;                    /* order of creation */
 	UT_hash_handle hh;
 };
@@ -921,12 +923,16 @@ static void inuse_event(struct agg *a)
 	}
 }
 
-/* A row's allocation freed (or found freed): out of it, with "inuse" shown. */
-static void take_out(struct agg *a, void *row, uint64_t w)
+/* A row's allocation freed (or found freed): out of what it holds in use. */
+static void take_out(struct agg *a, void *row, uint64_t w, double objects)
 {
 	struct count_ent *c = row;
 
-	if (!a->inuse_shown || row == &a->inuse_row)
+	if (row == &a->inuse_row)
+		return;
+	c->inuse_weight -= w <= c->inuse_weight ? w : c->inuse_weight;
+	c->inuse_objects = c->inuse_objects > objects ? c->inuse_objects - objects : 0;
+	if (!a->inuse_shown)
 		return;
 	c->samples -= c->samples ? 1 : 0;
 	c->weight -= w <= c->weight ? w : c->weight;
@@ -945,26 +951,35 @@ static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
 	uint64_t id = 0, w;
 	int kind = inuse_split(s, &id);
 	void *row;
+	double objs;
 
 	if (!a->inuse)
 		a->inuse = inuse_new();
 	if (kind == INUSE_FREED) {
 		/* A free before its allocation is kept while there is room. */
-		if (inuse_freed(a->inuse, img, id, &row, &w, room(a, 96)) == 1)
-			take_out(a, row, w);
+		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, room(a, 96)) == 1)
+			take_out(a, row, w, objs);
 		inuse_event(a);
 		return;
 	}
+	uint64_t n = s->weight;
 	unbiased(&a->images[img], s);
-	row = add_sample(a, img, pid, s);
+	struct count_ent *c = add_sample(a, img, pid, s);
+	double objects = n ? (double)s->weight / (double)n : 1;
+	if (c)
+		c->objects += objects;
 	if (kind != INUSE_ALLOC)
 		return;
-	if (!row)
-		row = &a->inuse_row;    /* not shown: in the totals alone */
+	row = c ? (void *)c : (void *)&a->inuse_row;    /* not shown: totals alone */
 	if (!room(a, 96))
 		id = 0;                 /* not followed */
-	if (inuse_alloc(a->inuse, img, id, row, s->weight, s->time_ns) == 0)
-		take_out(a, row, s->weight);    /* its free came first */
+	int r = inuse_alloc(a->inuse, img, id, row, s->weight, objects, s->time_ns);
+	if (r >= 0 && c) {
+		c->inuse_weight = sat_add(c->inuse_weight, s->weight);
+		c->inuse_objects += objects;
+	}
+	if (r == 0)
+		take_out(a, row, s->weight, objects);   /* its free came first */
 	inuse_event(a);
 }
 
@@ -1077,6 +1092,9 @@ void agg_finish(struct agg *a)
 		o->stack = c->key.stack;
 		o->samples = c->samples;
 		o->weight = c->weight;
+		o->objects = c->objects;
+		o->inuse_objects = c->inuse_objects;
+		o->inuse_weight = c->inuse_weight;
 	}
 	a->ncounts = i;
 	/* A stable order makes every output deterministic. */

@@ -108,6 +108,12 @@ struct agg_image {
 struct agg_count {
 	uint32_t image, gen, tid, stack;
 	uint64_t samples, weight;
+	/*
+	 * Allocations (--alloc): the objects they stand for (each sample
+	 * unbiased as its bytes are), and of them what was not freed.
+	 */
+	double objects, inuse_objects;
+	uint64_t inuse_weight;
 };
 
 /* One sample, when they are kept (agg_keep_samples). */

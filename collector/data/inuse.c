@@ -19,6 +19,7 @@ struct ent {
 	struct key k;
 	void *row;                      /* NULL: a free that came first */
 	uint64_t weight;
+	double objects;
 	UT_hash_handle hh;
 };
 
@@ -90,7 +91,7 @@ static void drop(struct inuse *u, struct ent *e)
 }
 
 int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
-		uint64_t weight, uint64_t time_ns)
+		uint64_t weight, double objects, uint64_t time_ns)
 {
 	struct ent *e = id ? find(u, image, id) : NULL;
 
@@ -111,6 +112,7 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 	e->k = (struct key){ id, image, 0 };
 	e->row = row;
 	e->weight = weight;
+	e->objects = objects;
 	HASH_ADD(hh, u->map, k, sizeof e->k, e);
 	u->n++;
 	u->t.bytes = sat_add(u->t.bytes, weight);
@@ -123,13 +125,14 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 }
 
 int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
-		uint64_t *weight, int keep)
+		uint64_t *weight, double *objects, int keep)
 {
 	struct ent *e = find(u, image, id);
 
 	if (e && e->row) {
 		*row = e->row;
 		*weight = e->weight;
+		*objects = e->objects;
 		u->t.bytes -= e->weight <= u->t.bytes ? e->weight : u->t.bytes;
 		u->t.objects--;
 		drop(u, e);

@@ -11,8 +11,9 @@
  *     that frees is not always the one that allocated, and the collector
  *     reads their rings in turn): a free that comes first is kept until
  *     its allocation comes, which is then not in use.
- *   - Each allocation in use keeps the row (the caller's, opaque) and the
- *     weight it was counted with, for the caller to take off when freed.
+ *   - Each allocation in use keeps the row (the caller's, opaque), the
+ *     weight and the objects it was counted with, for the caller to take
+ *     off when it is freed.
  *   - Totals: bytes and objects in use now, and the most bytes in use
  *     (the peak) with the time of the sample that reached it.  The
  *     samples come in the order the collector read them, not in time
@@ -44,13 +45,13 @@ void inuse_free(struct inuse *u);
 int inuse_split(struct probe_sample_raw *s, uint64_t *id);
 /* 1: counted as in use; 0: its free came first (not in use); -1: no room. */
 int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
-		uint64_t weight, uint64_t time_ns);
+		uint64_t weight, double objects, uint64_t time_ns);
 /*
  * 1: *row and *weight are the allocation's, now freed; 0: it is to come
  * (kept for it when keep, else forgotten: it will count as in use).
  */
 int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
-		uint64_t *weight, int keep);
+		uint64_t *weight, double *objects, int keep);
 /* Calls fn for each allocation still in use. */
 void inuse_each(const struct inuse *u, void (*fn)(void *row, uint64_t weight, void *arg),
 		void *arg);

@@ -15,6 +15,11 @@
  *     --off-cpu has four: samples/count, wall/nanoseconds (the default:
  *     running and waiting), cpu/nanoseconds and off-cpu/nanoseconds (a
  *     sample is one or the other: its stack ends in "[off-cpu]" or not).
+ *     A recording of allocations (--alloc) has Go's heap profile's four:
+ *     alloc_objects/count, alloc_space/bytes, inuse_objects/count and
+ *     inuse_space/bytes (the default), period_type space/bytes, period the
+ *     mean sampling interval; objects and bytes unbiased sample by sample
+ *     (aggregate.c), as go tool pprof shows them without scaling again.
  *   - One Sample per count row (image, generation, tid, stack), values
  *     [samples, weight] (a saturated weight stays INT64_MAX), labels pid and
  *     tid (numbers), thread, comm and exe (strings; empty ones left out).
@@ -131,6 +136,7 @@ struct pp {
 	struct thr_ent *threads;
 	PValueType types[4], period_type;
 	int wall;               /* --off-cpu: the four types */
+	int heap;               /* --alloc shown: Go's four heap types */
 	int64_t comment[2];
 };
 
@@ -402,10 +408,15 @@ static void add_sample(struct pp *p, const struct agg_count *k)
 			location_id(p, k->image, k->gen, frames[i],
 					   resolve_is_return(frames, i));
 	}
-	s->n_value = p->wall ? 4 : 2;
+	s->n_value = p->wall || p->heap ? 4 : 2;
 	s->value = xcalloc(s->n_value, sizeof(*s->value));
 	s->value[0] = clamp64(k->samples);
 	s->value[1] = clamp64(k->weight);
+	if (p->heap) {          /* Go's: objects and bytes, allocated and in use */
+		s->value[0] = clamp64((uint64_t)(k->objects + 0.5));
+		s->value[2] = clamp64((uint64_t)(k->inuse_objects + 0.5));
+		s->value[3] = clamp64(k->inuse_weight);
+	}
 	if (p->wall)            /* cpu, off-cpu: one of them */
 		s->value[n > 0 && frames[0] == AGG_FRAME_OFFCPU ? 3 : 2] =
 			clamp64(k->weight);
@@ -474,9 +485,37 @@ static int64_t period_of(const struct report_ctx *c, const struct agg_image *ev)
 	return t->samples && !c->weight_saturated ? clamp64(t->weight / t->samples) : 0;
 }
 
+/*
+ * --alloc: as Go's heap profile (runtime/pprof), so that pprof, Pyroscope
+ * and Parca read it as one: alloc_objects/count, alloc_space/bytes,
+ * inuse_objects/count, inuse_space/bytes (the default, as Go's), period
+ * space/bytes of the mean sampling interval.
+ */
+static void set_heap_types(struct pp *p, const struct agg_image *ev)
+{
+	const char *t[4][2] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+				{ "inuse_objects", "count" }, { "inuse_space", "bytes" } };
+
+	for (int i = 0; i < 4; i++) {
+		perftools__profiles__value_type__init(&p->types[i]);
+		p->types[i].type = str_id(p, t[i][0]);
+		p->types[i].unit = str_id(p, t[i][1]);
+	}
+	perftools__profiles__value_type__init(&p->period_type);
+	p->period_type.type = str_id(p, "space");
+	p->period_type.unit = str_id(p, "bytes");
+	p->prof.period_type = &p->period_type;
+	p->prof.period = ev ? clamp64(ev->alloc_every) : 0;
+	p->prof.default_sample_type = p->types[3].type;
+}
+
 static void set_types(struct pp *p)
 {
 	const struct agg_image *ev = first_hello(p->c->agg);
+	if (p->heap) {
+		set_heap_types(p, ev);
+		return;
+	}
 	const char *type = "events", *unit = "count";
 	if (ev && is_clock(ev)) {
 		type = "cpu";
@@ -726,10 +765,11 @@ int report_pprof(const struct report_ctx *c, FILE *out)
 	perftools__profiles__profile__init(&p.prof);
 	str_id(&p, "");         /* string_table[0] must be "" */
 	p.wall = agg_wall(c->agg);
+	p.heap = agg_bytes(c->agg) && !agg_inuse_shown(c->agg);
 	set_types(&p);
 	PValueType *types[4] = { &p.types[0], &p.types[1], &p.types[2], &p.types[3] };
 	p.prof.sample_type = types;
-	p.prof.n_sample_type = p.wall ? 4 : 2;
+	p.prof.n_sample_type = p.wall || p.heap ? 4 : 2;
 	set_times(&p);
 	set_comment(&p);
 	const struct agg_count *counts = agg_counts(c->agg);
