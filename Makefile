@@ -206,6 +206,12 @@ $(BUILD)/tests/gen_recording: tests/gen_recording.c $(wildcard include/probe/*.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
 
+# C++ allocations, two threads (tests/23-alloc.t).
+all: $(BUILD)/tests/gt_newdel
+$(BUILD)/tests/gt_newdel: tests/gt_newdel.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -o $@ $< -lpthread
+
 # C++ names as the text reports show them (tests/78-report-text.t).
 all: $(BUILD)/tests/gt_cxxnames
 $(BUILD)/tests/gt_cxxnames: tests/gt_cxxnames.cc tests/gt_work.h

@@ -37,6 +37,7 @@
  *   - free keeps errno; a failed allocation is not counted.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -189,6 +190,47 @@ static uint64_t untrack(const void *p)
 	return 0;
 }
 
+/* ---- the allocator's own functions ------------------------------------------ */
+
+/*
+ * C++'s operator new and new[] (libstdc++'s, or the program's own) call
+ * malloc: a sample's stack starts at their caller, as tcmalloc's and
+ * pprof's heap profiles do, so that the row is the program's function.
+ * Their code's bounds, found once the constructor is done.
+ */
+static const char *const allocfn_names[] = {
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+#define NALLOCFN (sizeof allocfn_names / sizeof allocfn_names[0])
+static struct { uintptr_t lo, hi; } allocfn[NALLOCFN];
+static unsigned nallocfn;
+
+static void allocfn_find(void)
+{
+	for (unsigned i = 0; i < NALLOCFN; i++) {
+		void *p = dlsym(RTLD_DEFAULT, allocfn_names[i]);
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		if (p && dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+		    sym->st_size) {
+			allocfn[nallocfn].lo = (uintptr_t)p;
+			allocfn[nallocfn].hi = (uintptr_t)p + sym->st_size;
+			nallocfn++;
+		}
+	}
+}
+
+static int in_allocfn(uint64_t pc)
+{
+	for (unsigned i = 0; i < nallocfn; i++)
+		if (pc >= allocfn[i].lo && pc < allocfn[i].hi)
+			return 1;
+	return 0;
+}
+
 /* ---- sampling -------------------------------------------------------------- */
 
 /* Our own code's bounds: its allocations are not the program's. */
@@ -254,6 +296,10 @@ static void take(struct probe_thread *t, void *p, size_t n, void *ret, void *fp)
 		first = 0;
 		buf[0] = (uint64_t)(uintptr_t)ret;
 		k = 1;
+	}
+	while (k > 1 && in_allocfn(buf[first])) {
+		first++;        /* operator new: its caller is the allocation's */
+		k--;
 	}
 	if (k > (int)PROBE_MAX_FRAMES - 2) {    /* the id's two words are kept */
 		k = PROBE_MAX_FRAMES - 2;
@@ -501,5 +547,6 @@ void probe_alloc_init(void)
 		return;
 	}
 	ready();
+	allocfn_find();
 	__atomic_store_n(&sampling, 1, __ATOMIC_RELEASE);
 }

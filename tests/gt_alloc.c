@@ -2,11 +2,13 @@
  * gt_alloc - ground truth for --alloc: three sites allocate known shares
  * of the bytes, in blocks of mixed sizes, and free them at once:
  *   site_a 50 %, site_b 30 %, site_c 20 %
- *   gt_alloc [MIB [LEAK_KIB]]   (default 256 MiB in all; no leak)
+ *   gt_alloc [MIB [LEAK_KIB [sigfree]]]   (default 256 MiB in all; no leak)
  * LEAK_KIB: keep_leak allocates that many KiB in 1 KiB blocks and never
- * frees them (live at exit).  Prints the bytes each site allocated and
- * the blocks allocated in all.
+ * frees them (live at exit); with sigfree a signal handler (SIGUSR1, the
+ * program sends it itself) frees them all before the end.  Prints the
+ * bytes each site allocated and the blocks allocated in all.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,17 +54,34 @@ SITE(site_a)
 SITE(site_b)
 SITE(site_c)
 
+static char **kept;
+static size_t nkept;
+
+/* Its blocks' list is a static array's, so that it allocates nothing else. */
+#define KEEP_MAX (1u << 20)
+static char *kept_blocks[KEEP_MAX];
+
 GT_KEEP static size_t keep_leak(size_t kib)
 {
-	for (size_t i = 0; i < kib; i++) {
+	kept = kept_blocks;
+	for (size_t i = 0; i < kib && i < KEEP_MAX; i++) {
 		char *p = malloc(1024);
 		if (!p)
 			exit(1);
 		nblocks++;
 		memset(p, 1, 1024);
-		escape = p;
+		kept[nkept++] = escape = p;
 	}
-	return kib * 1024;
+	return nkept * 1024;
+}
+
+/* SIGUSR1 (sigfree): keep_leak's blocks freed in a signal handler. */
+static void free_kept(int sig)
+{
+	(void)sig;
+	for (size_t i = 0; i < nkept; i++)
+		free(kept[i]);
+	nkept = 0;
 }
 
 int main(int argc, char **argv)
@@ -78,6 +97,10 @@ int main(int argc, char **argv)
 		c += site_c((total / 5) / mib);
 	}
 	size_t l = keep_leak(leak);
+	if (argc > 3 && strcmp(argv[3], "sigfree") == 0) {
+		signal(SIGUSR1, free_kept);
+		raise(SIGUSR1);
+	}
 	printf("site_a %zu site_b %zu site_c %zu leak %zu blocks %zu\n", a, b, c, l,
 	       nblocks);
 	return 0;

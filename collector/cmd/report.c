@@ -632,7 +632,7 @@ static int report_one(struct report_opts *o, struct filters *fl, int header,
 		*keep = a;
 		return 0;
 	}
-	if (agg_totals(a)->samples == 0 && !agg_totals(a)->other_events) {
+	if (agg_totals(a)->samples == 0 && !agg_totals(a)->other_events && !agg_inuse_shown(a)) {
 		char *f = printable_dup(o->file);
 		probe_warn("%s: no samples in this recording", f);
 		free(f);

@@ -332,6 +332,17 @@ static const char *file_name(struct resolver *r, const struct agg_map *m)
 	return p->name;
 }
 
+
+/* libprobe.so or one of its variants (libprobe-offcpu.so, libprobe-alloc.so...). */
+static int is_libprobe(const char *base)
+{
+	size_t n = strlen(base);
+
+	return strcmp(base, PROBE_LIB_BASENAME) == 0 ||
+	       (strncmp(base, "libprobe-", 9) == 0 && n > 12 &&
+		strcmp(base + n - 3, ".so") == 0);
+}
+
 /* Append the frames of one address to r->frames. */
 static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t addr,
 		   int is_return)
@@ -358,7 +369,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 		push_frame(r, named_loc(r, m->path, jit, jit, 0), NULL);
 		return;
 	}
-	r->last_hidden = strcmp(path_basename(m->path), PROBE_LIB_BASENAME) == 0;
+	r->last_hidden = is_libprobe(path_basename(m->path));
 	const char *path = file_name(r, m);
 	const char *mod = strpool_intern(r->pool, path_basename(path));
 	struct symobj *o = symcache_get(r->syms, m->path, m->build_id, m->build_id_len);

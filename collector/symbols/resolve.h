@@ -122,7 +122,8 @@ uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint
 uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out);
 /*
  * libprobe's own frames: an address in a mapping whose basename is
- * libprobe.so (its handler, its wrappers of pthread_create, dlopen...) is
+ * libprobe.so or libprobe-*.so (its handler, its wrappers of
+ * pthread_create, dlopen, malloc...) is
  * "hidden".  resolve_stack() leaves hidden addresses out, so a sample taken
  * in libprobe counts for the function that called into it (the next frame,
  * a return address: its call's line); a stack with nothing else is one
