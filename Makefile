@@ -70,9 +70,10 @@ BENCH_SENDER := $(BUILD)/bench_sender
 BENCH_SPIN   := $(BUILD)/bench_spin
 # scripts/bench --stdio, --threads-rss, --kill: what a thread of libprobe's
 # own costs the program (single-thread fast paths, memory, SIGKILL);
-# --wake: what a block and wake costs under --off-cpu.
+# --wake: what a block and wake costs under --off-cpu; --alloc: what an
+# allocation costs under --alloc.
 BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill \
-	$(BUILD)/bench_wake
+	$(BUILD)/bench_wake $(BUILD)/bench_alloc
 
 LIBPROBE := $(BUILD)/libprobe.so
 LIBPROBE_OFFCPU := $(BUILD)/libprobe-offcpu.so

@@ -402,28 +402,50 @@ static __attribute__((noinline)) void crossed(void *p, size_t n, void *ret, void
 
 #define EXPORT __attribute__((visibility("default")))
 
+/*
+ * malloc and free are the hot pair: their fast paths end in a tail call
+ * of the real function (no second return), and malloc counts its bytes
+ * before the call (a failed allocation, rare, is counted too).  malloc's
+ * sampled path is tail-called as well, so that its return address and
+ * frame are the program's call's.
+ */
+static __attribute__((noinline)) void *malloc_crossed(size_t n)
+{
+	void *p = real_malloc(n);
+
+	if (p)
+		crossed(p, n, __builtin_return_address(0), __builtin_frame_address(0));
+	return p;
+}
+
 EXPORT void *malloc(size_t n)
 {
-	void *p;
-
-	if (__builtin_expect(!ready(), 0))
+	if (__builtin_expect(!real_malloc, 0) && !ready())
 		return pool_alloc(n);
-	p = real_malloc(n);
-	COUNT(p, n);
-	return p;
+	if (__builtin_expect((left -= (int64_t)n) > 0, 1))
+		return real_malloc(n);
+	return malloc_crossed(n);
+}
+
+/* A free that is not the common one: a sampled block, dlsym's, or early. */
+static __attribute__((noinline)) void free_rare(void *p)
+{
+	int e = errno;
+
+	FORGET(p);
+	if (p && !in_pool(p) && ready())
+		real_free(p);
+	errno = e;
 }
 
 EXPORT void free(void *p)
 {
-	int e;
-
-	if (!p || in_pool(p))
+	if (__builtin_expect(__atomic_load_n(filter_of(p), __ATOMIC_RELAXED) != 0 ||
+			     !real_free || in_pool(p), 0)) {
+		free_rare(p);
 		return;
-	e = errno;
-	FORGET(p);
-	if (ready())
-		real_free(p);
-	errno = e;
+	}
+	real_free(p);
 }
 
 EXPORT void *calloc(size_t m, size_t n)
