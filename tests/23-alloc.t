@@ -6,11 +6,17 @@
 #   - The shares and the total, sampled about every 64 KiB, within bounds
 #     derived from the interval (below); --alloc=1 exact, to the byte and
 #     the count, per site.
+#   - What stays in use (--event inuse): keep_leak's blocks, exactly with
+#     --alloc=1, within a bound sampled; none when a signal handler frees
+#     them; pprof's four heap sample types through go tool pprof.
+#   - C++ (operator new's caller is the row) on two threads, children,
+#     a program that preloads jemalloc: exact with --alloc=1.
 #   - Alone, --alloc samples allocations only; beside -e, both events.
 #   - Values refused before the command runs; PROBE_ALLOC with the plain
-#     libprobe.so, and a program whose own malloc comes first, said once.
+#     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
+#     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 24
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -121,6 +127,28 @@ ok $? "C++, two threads, --alloc=1: $(cat "$T/c.sites") (the program: $*), $(gre
 "$PROBE" report --event inuse --format folded "$T/k.probe" 2>/dev/null |
 	awk '/;keep_leak / { s += $NF } END { print s + 0 }' >"$T/k.leak"
 is "$(cat "$T/k.leak")" 3072 "children (sh, a background one): keep_leak's 1 + 2 KiB in use at the end of each"
+
+# A program that preloads jemalloc keeps it, and is profiled: probe goes
+# first in LD_PRELOAD, its wrappers call jemalloc's (jemalloc's own stats
+# at exit say it served them), exactly.  jemalloc first: it is the malloc
+# the program calls, and probe says so.
+J=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
+if [ -n "$J" ]; then
+	LD_PRELOAD=$J MALLOC_CONF=stats_print:true "$PROBE" record -q --alloc=1 -o "$T/j.probe" -- \
+		"$F" 8 8 >"$T/j.out" 2>"$T/j.err"
+	set -- $(cat "$T/j.out")
+	got=$("$PROBE" report --format folded "$T/j.probe" 2>/dev/null |
+		awk '/;site_a / { a += $NF } /;keep_leak / { k += $NF } END { print a + 0, k + 0 }')
+	[ "$got" = "$2 $8" ] && grep -q 'Begin jemalloc statistics' "$T/j.err"
+	ok $? "jemalloc preloaded: its allocations, exactly (site_a and keep_leak: $got; the program: $2 $8)"
+	env LD_PRELOAD="$J $BUILD/libprobe-alloc.so" PROBE_ALLOC=65536 PROBE_OUTPUT="$T/j2.probe" \
+		"$F" 8 >/dev/null 2>"$T/j2.err"
+	[ "$(grep -c "calls the malloc of $J, which comes before libprobe's" "$T/j2.err")" = 1 ]
+	ok $? "jemalloc before libprobe in LD_PRELOAD: said once: $(head -n1 "$T/j2.err" | cut -c1-90)"
+else
+	skip "libjemalloc2 is not installed (scripts/install-deps installs it)"
+	skip "libjemalloc2 is not installed"
+fi
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1
