@@ -16,7 +16,7 @@
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
 #     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -149,6 +149,14 @@ else
 	skip "libjemalloc2 is not installed (scripts/install-deps installs it)"
 	skip "libjemalloc2 is not installed"
 fi
+
+# probe top --alloc: live, the same shares (its last snapshot, on stderr
+# when not on a terminal); the bound as above.
+"$PROBE" top --alloc=64K -d 0.3 -n 6 --exit -- "$F" 1024 >/dev/null 2>"$T/top" </dev/null
+got=$(awk '/^# probe top:/ { s = "" } $4 == "site_a" { sub("%", "", $1); s = $1 } END { print s }' "$T/top")
+grep -q '^# probe top: .*; alloc, bytes allocated (a sample about every 64 KiB);' "$T/top" &&
+	within "${got:-0}" 50 "$(awk 'BEGIN { printf "%.2f", 100 * 3.9 * sqrt(0.25 * 65536 / 1073741824) }')"
+ok $? "probe top --alloc=64K: site_a $got % of the bytes (50 +- 1.52), its header says alloc"
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1
