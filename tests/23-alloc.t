@@ -16,7 +16,7 @@
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
 #     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 25
+plan 26
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -157,6 +157,11 @@ got=$(awk '/^# probe top:/ { s = "" } $4 == "site_a" { sub("%", "", $1); s = $1 
 grep -q '^# probe top: .*; alloc, bytes allocated (a sample about every 64 KiB);' "$T/top" &&
 	within "${got:-0}" 50 "$(awk 'BEGIN { printf "%.2f", 100 * 3.9 * sqrt(0.25 * 65536 / 1073741824) }')"
 ok $? "probe top --alloc=64K: site_a $got % of the bytes (50 +- 1.52), its header says alloc"
+
+# Flame graphs of allocations: a frame's tooltip says its bytes.
+"$PROBE" report --format svg -o "$T/a.svg" "$T/a.probe" 2>/dev/null
+grep -A2 '<title>site_a$' "$T/a.svg" | grep -Eq '^[0-9]+ samples, [0-9.]+ MiB, [0-9.]+%</title>'
+ok $? "svg: site_a's tooltip says its bytes: $(grep -A2 '<title>site_a$' "$T/a.svg" | sed -n '3s/<\/title>.*//p')"
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1
