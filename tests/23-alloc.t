@@ -16,7 +16,7 @@
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
 #     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 26
+plan 27
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -162,6 +162,35 @@ ok $? "probe top --alloc=64K: site_a $got % of the bytes (50 +- 1.52), its heade
 "$PROBE" report --format svg -o "$T/a.svg" "$T/a.probe" 2>/dev/null
 grep -A2 '<title>site_a$' "$T/a.svg" | grep -Eq '^[0-9]+ samples, [0-9.]+ MiB, [0-9.]+%</title>'
 ok $? "svg: site_a's tooltip says its bytes: $(grep -A2 '<title>site_a$' "$T/a.svg" | sed -n '3s/<\/title>.*//p')"
+
+# probe agent serves Go's /debug/pprof/allocs and /heap: the allocations
+# of a window, alloc_space or inuse_space by default (as nobody, an agent
+# of nobody's own, a program preloaded with PROBE_ALLOC).
+if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
+	as_nobody "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag.log" &
+	APID=$!
+	for i in $(seq 100); do grep -q 'profiles at' "$T/ag.log" && break; sleep 0.05; done
+	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/ag.log")
+	as_nobody env LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=65536 PROBE_ALLOC_ONLY=1 \
+		"$F" 400000 >/dev/null 2>"$T/ag.err" &
+	GPID=$!
+	sleep 0.5
+	c1=$(curl -s -o "$T/allocs.pb.gz" -w '%{http_code}' "$URL/debug/pprof/allocs?seconds=1")
+	c2=$(curl -s -o "$T/heap.pb.gz" -w '%{http_code}' "$URL/debug/pprof/heap?seconds=1")
+	kill "$GPID" "$APID" 2>/dev/null
+	wait "$GPID" "$APID" 2>/dev/null
+	go tool pprof -top "$T/allocs.pb.gz" >"$T/allocs.top" 2>&1
+	go tool pprof -raw "$T/heap.pb.gz" >"$T/heap.raw" 2>&1
+	# gt_alloc allocates gigabytes a second even under load: over 16,000
+	# samples at 64 KiB in the window, 0.4 points of standard deviation
+	# for site_a's 50 %; 5 points are more than 12 of them.
+	got=$(awk '$NF == "site_a" { sub("%", "", $2); print $2; exit }' "$T/allocs.top")
+	[ "$c1" = 200 ] && [ "$c2" = 200 ] && grep -q '^Type: alloc_space' "$T/allocs.top" &&
+		grep -q 'inuse_space/bytes\[dflt\]' "$T/heap.raw" && within "${got:-0}" 50 5
+	ok $? "agent: /debug/pprof/allocs ($c1, alloc_space, site_a $got %) and /heap ($c2, inuse_space by default)"
+else
+	skip "no curl or go: the agent's heap profiles not checked"
+fi
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1

@@ -320,7 +320,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		a->samples += m->u.samples.count;
 	if (a->push) {
 		if (!p->win && m->type == PROBE_F_SAMPLES) {
-			p->win = sink_new(&a->procs);
+			p->win = sink_new(&a->procs, NULL, 0);
 			p->win->start_mono = a->win_mono;
 			p->win->start_real = a->win_real;
 		}
