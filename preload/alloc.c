@@ -51,78 +51,6 @@
 extern const int probe_alloc_linked;
 const int probe_alloc_linked = 1;
 
-/* ---- the real allocator -------------------------------------------------- */
-
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static void *(*real_valloc)(size_t);
-static void *(*real_pvalloc)(size_t);
-
-/* What dlsym allocates while the real functions are looked up. */
-#define POOL_BYTES (64 * 1024)
-static char pool[POOL_BYTES] __attribute__((aligned(16)));
-static size_t pool_used;
-static int resolving;
-
-static int in_pool(const void *p)
-{
-	return (const char *)p >= pool && (const char *)p < pool + POOL_BYTES;
-}
-
-/* 16-aligned, its size in the 16 bytes before it; NULL when full. */
-static void *pool_alloc(size_t n)
-{
-	size_t need = 16 + ((n + 15) & ~(size_t)15), at;
-
-	if (n > POOL_BYTES)
-		return NULL;
-	at = __atomic_fetch_add(&pool_used, need, __ATOMIC_RELAXED);
-	if (at + need > POOL_BYTES)
-		return NULL;
-	memcpy(pool + at, &n, sizeof n);
-	return pool + at + 16;
-}
-
-static size_t pool_size(const void *p)
-{
-	size_t n;
-
-	memcpy(&n, (const char *)p - 16, sizeof n);
-	return n;
-}
-
-static void resolve(void)
-{
-	if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
-		return;         /* dlsym's own allocation: the pool serves it */
-	real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
-	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
-	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
-	real_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT,
-								     "posix_memalign");
-	real_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
-	real_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
-	real_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
-	real_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
-	__atomic_store_n(&real_malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"),
-			 __ATOMIC_RELEASE);
-	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
-}
-
-/* 1 when the real functions are known (else the pool is to serve). */
-static inline int ready(void)
-{
-	if (__builtin_expect(__atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE) != NULL, 1))
-		return 1;
-	resolve();
-	return __atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE) != NULL;
-}
-
 /* ---- the sampled blocks still in use --------------------------------------- */
 
 #define LIVE_BITS 18
@@ -188,6 +116,95 @@ static uint64_t untrack(const void *p)
 		}
 	}
 	return 0;
+}
+
+/* ---- the real allocator -------------------------------------------------- */
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+/*
+ * What malloc's and free's fast paths jump to: the real ones once they
+ * are known, until then functions of ours that find them (or use the pool).
+ */
+static void *boot_malloc(size_t n);
+static void boot_free(void *p);
+static void *(*next_malloc)(size_t) = boot_malloc;
+static void (*next_free)(void *) = boot_free;
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+
+/* What dlsym allocates while the real functions are looked up. */
+#define POOL_BYTES (64 * 1024)
+static char pool[POOL_BYTES] __attribute__((aligned(16)));
+static size_t pool_used;
+static int resolving;
+
+static int in_pool(const void *p)
+{
+	return (const char *)p >= pool && (const char *)p < pool + POOL_BYTES;
+}
+
+/*
+ * 16-aligned, its size in the 16 bytes before it; NULL when full.  Marked
+ * in the filter, so that its free takes free's rare path (never the real
+ * allocator's).
+ */
+static void *pool_alloc(size_t n)
+{
+	size_t need = 16 + ((n + 15) & ~(size_t)15), at;
+
+	if (n > POOL_BYTES)
+		return NULL;
+	at = __atomic_fetch_add(&pool_used, need, __ATOMIC_RELAXED);
+	if (at + need > POOL_BYTES)
+		return NULL;
+	memcpy(pool + at, &n, sizeof n);
+	__atomic_add_fetch(filter_of(pool + at + 16), 1, __ATOMIC_RELEASE);
+	return pool + at + 16;
+}
+
+static size_t pool_size(const void *p)
+{
+	size_t n;
+
+	memcpy(&n, (const char *)p - 16, sizeof n);
+	return n;
+}
+
+static void resolve(void)
+{
+	if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
+		return;         /* dlsym's own allocation: the pool serves it */
+	real_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	real_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	real_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT,
+								     "posix_memalign");
+	real_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+	real_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	real_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+	real_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+	__atomic_store_n(&real_malloc, (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc"),
+			 __ATOMIC_RELEASE);
+	if (real_malloc && real_free) {
+		__atomic_store_n(&next_malloc, real_malloc, __ATOMIC_RELEASE);
+		__atomic_store_n(&next_free, real_free, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
+}
+
+/* 1 when the real functions are known (else the pool is to serve). */
+static inline int ready(void)
+{
+	if (__builtin_expect(__atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE) != NULL, 1))
+		return 1;
+	resolve();
+	return __atomic_load_n(&real_malloc, __ATOMIC_ACQUIRE) != NULL;
 }
 
 /* ---- the allocator's own functions ------------------------------------------ */
@@ -411,41 +428,56 @@ static __attribute__((noinline)) void crossed(void *p, size_t n, void *ret, void
  */
 static __attribute__((noinline)) void *malloc_crossed(size_t n)
 {
-	void *p = real_malloc(n);
+	void *p;
 
+	if (!ready())
+		return pool_alloc(n);
+	p = real_malloc(n);
 	if (p)
 		crossed(p, n, __builtin_return_address(0), __builtin_frame_address(0));
 	return p;
 }
 
+static void *boot_malloc(size_t n)
+{
+	return ready() ? real_malloc(n) : pool_alloc(n);
+}
+
 EXPORT void *malloc(size_t n)
 {
-	if (__builtin_expect(!real_malloc, 0) && !ready())
-		return pool_alloc(n);
 	if (__builtin_expect((left -= (int64_t)n) > 0, 1))
-		return real_malloc(n);
+		return next_malloc(n);
 	return malloc_crossed(n);
 }
 
-/* A free that is not the common one: a sampled block, dlsym's, or early. */
+/*
+ * A free that is not the common one: a sampled block, dlsym's (the pool's
+ * are marked in the filter too), or one before the real free is known.
+ */
 static __attribute__((noinline)) void free_rare(void *p)
 {
 	int e = errno;
 
-	FORGET(p);
-	if (p && !in_pool(p) && ready())
-		real_free(p);
+	if (p && !in_pool(p)) {
+		FORGET(p);
+		if (ready())
+			real_free(p);
+	}
 	errno = e;
+}
+
+static void boot_free(void *p)
+{
+	free_rare(p);
 }
 
 EXPORT void free(void *p)
 {
-	if (__builtin_expect(__atomic_load_n(filter_of(p), __ATOMIC_RELAXED) != 0 ||
-			     !real_free || in_pool(p), 0)) {
+	if (__builtin_expect(__atomic_load_n(filter_of(p), __ATOMIC_RELAXED) != 0, 0)) {
 		free_rare(p);
 		return;
 	}
-	real_free(p);
+	next_free(p);
 }
 
 EXPORT void *calloc(size_t m, size_t n)

@@ -903,8 +903,14 @@ static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const cha
 	return MHD_YES;
 }
 
-/* Start taking a profile for r, or answer why not. */
-static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, struct req *r)
+/*
+ * Start taking a profile for r, or answer why not.  kind: PROF_CPU
+ * (/profile), PROF_HEAP or PROF_ALLOCS (the allocations of --alloc, as
+ * Go's heap profile: in use by default, or allocated).
+ */
+enum { PROF_CPU, PROF_HEAP, PROF_ALLOCS };
+static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, struct req *r,
+				     int kind)
 {
 	const char *sec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "seconds");
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
@@ -931,7 +937,7 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		return a;
 	r->sees = r->cn->sees;
 	r->uid = r->cn->uid;
-	r->sink = sink_new(h->procs);
+	r->sink = sink_new(h->procs, kind == PROF_CPU ? NULL : "alloc", kind == PROF_ALLOCS);
 	r->due = r->sink->start_mono + (uint64_t)secs * NS;
 	r->conn = c;
 	park(h, r);
@@ -974,12 +980,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return text(c, 405, "only GET is served here\n");
 	if (strcmp(url, "/debug/pprof/profile") == 0)
-		return start_profile(h, c, r);
+		return start_profile(h, c, r, PROF_CPU);
+	if (strcmp(url, "/debug/pprof/heap") == 0)
+		return start_profile(h, c, r, PROF_HEAP);
+	if (strcmp(url, "/debug/pprof/allocs") == 0)
+		return start_profile(h, c, r, PROF_ALLOCS);
 	if (strcmp(url, "/") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
 	    strcmp(url, "/debug/pprof") == 0)
 		return index_page(h, c, r->cn);
-	return text(c, 404, "%s: not here; profiles are at /debug/pprof/profile?seconds=N, "
-		    "the processes at /\n", url);
+	return text(c, 404, "%s: not here; profiles are at /debug/pprof/profile?seconds=N "
+		    "(allocations: /debug/pprof/heap and /debug/pprof/allocs), the processes "
+		    "at /\n", url);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

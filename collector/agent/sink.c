@@ -18,11 +18,14 @@ struct sink_pid {
 	UT_hash_handle hh;
 };
 
-struct sink *sink_new(struct aprocs *procs)
+struct sink *sink_new(struct aprocs *procs, const char *event, int alloc_default)
 {
 	struct sink *s = xcalloc(1, sizeof(*s));
 	struct timespec rt;
 	s->agg = agg_new();
+	if (event)
+		agg_select_event(s->agg, event);
+	s->alloc_default = alloc_default;
 	s->procs = procs;
 	s->start_mono = now_ns();
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -112,7 +115,7 @@ int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 {
 	struct report_opts o = { .file = "(probe agent)", .format = format_find("pprof"), .quiet = 1,
 				 .resolve = { .demangle = 1, .inline_frames = 1 },
-				 .start_real_ns = s->start_real };
+				 .start_real_ns = s->start_real, .alloc_default = s->alloc_default };
 	o.window_ns = end_mono > s->start_mono ? end_mono - s->start_mono : 1;
 	char *buf = NULL;
 	size_t n = 0;

@@ -56,9 +56,15 @@ struct sink {
 	struct aprocs *procs;
 	uint64_t start_mono, start_real;        /* ns */
 	int finished;
+	int alloc_default;      /* pprof's default: alloc_space (sink_new) */
 };
 
-struct sink *sink_new(struct aprocs *procs);
+/*
+ * event: the event to take (NULL: each process's first, the CPU's);
+ * "alloc": the allocations sampled by --alloc, as Go's heap profile
+ * (alloc_default: alloc_space its default sample type, else inuse_space).
+ */
+struct sink *sink_new(struct aprocs *procs, const char *event, int alloc_default);
 void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m);
 int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 	       uint8_t **body, size_t *len);

@@ -79,8 +79,11 @@ void agent_usage(FILE *out)
 		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
 		"by root: every user's), continuously, for a profiling backend:\n"
 		"  --http ADDR:PORT    serve Go's /debug/pprof/profile?seconds=N (pprof, for\n"
-		"                      Parca, Grafana Alloy, go tool pprof) and an index of\n"
-		"                      the processes at /; PORT alone binds to loopback\n"
+		"                      Parca, Grafana Alloy, go tool pprof), /heap and\n"
+		"                      /allocs?seconds=N (the allocations of programs\n"
+		"                      started with libprobe-alloc.so and PROBE_ALLOC=BYTES)\n"
+		"                      and an index of the processes at /; PORT alone binds\n"
+		"                      to loopback\n"
 		"  --push URL          send each process's profile to Pyroscope's ingest API\n"
 		"                      (URL/ingest) every interval\n"
 		"  --interval SECS     the push interval (default 15)\n"
@@ -320,7 +323,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		a->samples += m->u.samples.count;
 	if (a->push) {
 		if (!p->win && m->type == PROBE_F_SAMPLES) {
-			p->win = sink_new(&a->procs);
+			p->win = sink_new(&a->procs, NULL, 0);
 			p->win->start_mono = a->win_mono;
 			p->win->start_real = a->win_real;
 		}

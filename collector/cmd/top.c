@@ -64,7 +64,8 @@ void top_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: probe top [-d SECS] [-n N] [-o FILE] [-e EVENT] [-F HZ | -c PERIOD]\n"
-		"                 [--off-cpu] [--signatures] [--exit] [-- CMD [ARG...]]\n"
+		"                 [--off-cpu] [--alloc[=BYTES]] [--signatures] [--exit]\n"
+		"                 [-- CMD [ARG...]]\n"
 		"\n"
 		"Watch where a running program spends its time, updated every interval.\n"
 		"With CMD, run it with libprobe.so preloaded.  Without, watch every program\n"
@@ -82,6 +83,9 @@ void top_usage(FILE *out)
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
 		"      --off-cpu       where CMD's threads wait too, as shares of wall time\n"
 		"                      (a wait shows when it ends)\n"
+		"      --alloc[=BYTES] where CMD allocates memory instead: one allocation\n"
+		"                      sampled about every BYTES bytes (default 512K),\n"
+		"                      shares of the bytes allocated\n"
 		"      --exit          end as soon as CMD has exited (default: keep the\n"
 		"                      last view until q)\n"
 		"      --signatures    C++ names with their parameter lists (by default\n"
@@ -412,6 +416,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "count", required_argument, NULL, 'c' },
 		{ "exit", no_argument, NULL, 'x' },
 		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
+		{ "alloc", optional_argument, NULL, SAMPLING_ALLOC },
 		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
 		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
 		{ "help", no_argument, NULL, 'h' },
@@ -453,6 +458,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		case 'F':
 		case 'c':
 		case SAMPLING_OFFCPU:
+		case SAMPLING_ALLOC:
 			if (sampling_option("top", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
@@ -478,6 +484,12 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	if (!o->argv && o->smp.offcpu)
 		return usage_error("--off-cpu applies to a command probe top runs; without "
 				   "one, set PROBE_OFFCPU=1 for the programs you start");
+	if (!o->argv && o->smp.alloc)
+		return usage_error("--alloc applies to a command probe top runs; without "
+				   "one, preload libprobe-alloc.so with PROBE_ALLOC=BYTES");
+	if (o->smp.alloc && !o->smp.alloc_only)
+		return usage_error("--alloc: probe top shows one event at a time: allocations "
+				   "alone here (probe record --alloc -e ... records both)");
 	if (!o->argv && (o->smp.have_freq || o->smp.have_period ||
 			   strcmp(o->smp.event, "cpu-clock") != 0 || o->smp.ev.modifier[0]))
 		return usage_error("-e, -F and -c apply to a command probe top runs; without "
@@ -528,7 +540,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&old);
 	rc = 1;
 
-	lib = find_libprobe_for(o.smp.offcpu, 0);
+	lib = find_libprobe_for(o.smp.offcpu, o.smp.alloc != 0);
 	if (!lib) {
 		rc = 2;
 		goto out;
@@ -593,7 +605,7 @@ int cmd_top(int argc, char **argv)
 	if (o.argv) {
 		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
 					     &o.smp.ev, NULL, 0, 0, 0, o.smp.offcpu,
-					     o.smp.timer, 0, 0 };
+					     o.smp.timer, o.smp.alloc, o.smp.alloc_only };
 		env = child_environ(&cs);
 		t.child = start_command(&t, env, &old, &rc);
 		if (t.child < 0) {

@@ -172,11 +172,14 @@ int flame_html(const struct report_ctx *c, const struct flame *f, FILE *out)
 	if (!total)
 		fprintf(out, "<p>no samples in this recording</p>\n");
 	/* Flame: the root at the bottom of the canvas; icicle: at its top. */
+	/* bytes: allocations (--alloc), whose tooltips say their bytes too. */
 	fprintf(out, "<script>\n\"use strict\";\nvar C = { width: %u, height: %u, xpad: %d, "
-		"plotw: %.0f, fh: %d, y0: %d, dy: %d, ty: 11.5, cw: %.1f, merged: %.4f };\n",
+		"plotw: %.0f, fh: %d, y0: %d, dy: %d, ty: 11.5, cw: %.1f, merged: %.4f, "
+		"bytes: %" PRIu64 " };\n",
 		width, height, XPAD, plotw, FRAME_H,
 		c->opts->inverted ? 0 : (int)l.max_depth * FRAME_H,
-		c->opts->inverted ? FRAME_H : -FRAME_H, CHAR_W, merged);
+		c->opts->inverted ? FRAME_H : -FRAME_H, CHAR_W, merged,
+		agg_bytes(c->agg) && !c->by_samples ? total : 0);
 	flame_put_kinds_js(out, flame_kinds(f, &l));
 	struct table names = { 0 };
 	put_names(out, f, &l, &names);

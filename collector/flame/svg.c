@@ -81,11 +81,19 @@ static void put_cpx(FILE *out, long long v)
 	fprintf(out, "%lld.%02lld", v / 100, v % 100);
 }
 
-/* "5012 samples, 50.12%" (samples as counted; the share by weight). */
+/*
+ * "5012 samples, 50.12%" (samples as counted; the share by weight); for
+ * allocations their bytes too, "5012 samples, 1.2 MiB, 50.12%".
+ */
 static void put_amount(const struct svg *s, const struct flame_node *nd)
 {
 	uint64_t n = nd->samples[s->set];
-	fprintf(s->out, "%" PRIu64 " sample%s, %.2f%%", n, n == 1 ? "" : "s",
+	char bytes[40] = "";
+	if (agg_bytes(s->c->agg) && !s->c->by_samples) {
+		human_size(nd->amount[s->set], bytes, sizeof bytes - 2);
+		strcat(bytes, ", ");
+	}
+	fprintf(s->out, "%" PRIu64 " sample%s, %s%.2f%%", n, n == 1 ? "" : "s", bytes,
 		report_pct(s->c, nd->amount[s->set]));
 	if (s->base)
 		fprintf(s->out, " (base %.2f%%, %+.2f points)",

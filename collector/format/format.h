@@ -66,6 +66,9 @@ struct report_opts {
 	struct resolve_opts resolve;    /* demangling, inline frames */
 	uint64_t start_real_ns;         /* pprof of a live window (probe agent): */
 	uint64_t window_ns;             /* its start (CLOCK_REALTIME) and length */
+	int alloc_default;              /* pprof of allocations: alloc_space is the
+					   default sample type (Go's /allocs), not
+					   inuse_space (/heap) */
 };
 
 /*

@@ -506,7 +506,7 @@ static void set_heap_types(struct pp *p, const struct agg_image *ev)
 	p->period_type.unit = str_id(p, "bytes");
 	p->prof.period_type = &p->period_type;
 	p->prof.period = ev ? clamp64(ev->alloc_every) : 0;
-	p->prof.default_sample_type = p->types[3].type;
+	p->prof.default_sample_type = p->types[p->c->opts->alloc_default ? 1 : 3].type;
 }
 
 static void set_types(struct pp *p)

@@ -17,7 +17,8 @@
  *     the text report counts them: the period (ns for clock events), or 1
  *     each where the recording's weights are all 0 (or add up past 2^64).
  *     unit "nanoseconds" for clock events (cpu-clock, task-clock, the
- *     CPU-time timers) with real weights, else "none".  startValue: for
+ *     CPU-time timers) with real weights, "bytes" for allocations
+ *     (--alloc: bytes allocated, unbiased), else "none".  startValue: for
  *     nanoseconds, the thread's first sample, ns after the recording's
  *     first, else 0; endValue = startValue + the sum of its weights (the
  *     importer takes endValue - startValue as the profile's length).
@@ -296,8 +297,9 @@ static void write_profile(const struct scope *s, const struct prof *p, FILE *out
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_str(out, name);
 	free(name);
+	const char *unit = ns ? "nanoseconds" : !s->c->by_samples && agg_bytes(a) ? "bytes" : "none";
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
-		",\n\"samples\":[", ns ? "nanoseconds" : "none", start, sat_add(start, p->weight));
+		",\n\"samples\":[", unit, start, sat_add(start, p->weight));
 	const struct agg_sample *sm = agg_samples(a);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		uint32_t k = sm[s->order[p->at + i]].count;

@@ -47,7 +47,13 @@ static void event_brief(const struct agg *a, const struct agg_image *im, char *b
 	const char *timer = im->event_type == PROBE_EVENT_TIMER ? " (CPU-time timer)" : "";
 	double hz = report_achieved_hz(a, im);
 
-	if (!im->freq)
+	if (im->alloc >= 0 && im->shown == im->alloc) {
+		char every[32];
+
+		human_size(im->alloc_every, every, sizeof every);
+		snprintf(buf, cap, "alloc, bytes allocated (%s%s)", im->alloc_every > 1 ?
+			 "a sample about every " : "every allocation", im->alloc_every > 1 ? every : "");
+	} else if (!im->freq)
 		snprintf(buf, cap, "%s%s, period %" PRIu64, name, timer, im->value);
 	else if (hz > 0 && fabs(hz - (double)im->value) >= 0.05 * (double)im->value)
 		snprintf(buf, cap, "%s%s, %.0f Hz (%" PRIu64 " asked)", name, timer, hz,
