@@ -13,11 +13,15 @@
  *     n bytes is so sampled with chance 1 - exp(-n / PROBE_ALLOC),
  *     whatever came before it, which is what the reader unbiases by
  *     (wire.h: PROBE_EVENT_ALLOC).  PROBE_ALLOC=1 samples every one.
- *   - The fast path (not sampled) is a subtraction in initial-exec TLS and
- *     a branch after the real call.  A sampled one walks its caller's
- *     stack in place (the handler's frame rules, from the wrapper's frame)
- *     and writes one sample of the alloc event, weighted with its bytes,
- *     into the thread's arena ring, with the thread's handler kept out.
+ *   - The fast path (not sampled): malloc subtracts in initial-exec TLS,
+ *     branches and jumps to the real malloc (its bytes counted before the
+ *     call: a failed malloc, rare, counts too); free reads one filter
+ *     counter and jumps to the real free.  The other entries count after
+ *     their real call, what they allocated.  A sampled allocation walks
+ *     its caller's stack in place (the handler's frame rules, from the
+ *     wrapper's frame) and writes one sample of the alloc event, weighted
+ *     with its bytes, into the thread's arena ring, with the thread's
+ *     handler kept out; a full ring is waited for (handler.c).
  *   - The next definitions are the real ones (dlsym RTLD_NEXT): a program
  *     that preloads jemalloc or tcmalloc after us keeps its allocator.
  *     dlsym may itself allocate before they are known: a static pool
@@ -34,7 +38,12 @@
  *   - Never recursive: what the sampled path allocates (libunwind, dlsym,
  *     pthread) goes straight to the real allocator (a TLS guard), and so
  *     do allocations from libprobe itself and before the constructor.
- *   - free keeps errno; a failed allocation is not counted.
+ *   - Our work in free keeps errno (the real free's is the program's).
+ *   - Not seen: a free from a thread with no slot (not profiled), or from
+ *     a signal handler that interrupted our own sampled path on its thread
+ *     (counted as lost): that block stays in use in the collector's view.
+ *     A child of fork frees its parent's sampled blocks unseen by the
+ *     child's image (their ids are the parent's).
  */
 #include <dlfcn.h>
 #include <link.h>

@@ -911,6 +911,10 @@ static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
 	return c;
 }
 
+/* What an allocation followed (or an early free) costs: inuse.c's entry,
+ * uthash's handle and malloc's header. */
+#define INUSE_COST 128u
+
 /* The inuse event's totals: the allocations in use now. */
 static void inuse_event(struct agg *a)
 {
@@ -956,9 +960,13 @@ static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
 	if (!a->inuse)
 		a->inuse = inuse_new();
 	if (kind == INUSE_FREED) {
-		/* A free before its allocation is kept while there is room. */
-		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, room(a, 96)) == 1)
+		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, 0) == 1) {
 			take_out(a, row, w, objs);
+			a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;
+		} else if (room(a, INUSE_COST)) {
+			/* A free before its allocation, kept while there is room. */
+			inuse_freed(a->inuse, img, id, &row, &w, &objs, 1);
+		}
 		inuse_event(a);
 		return;
 	}
@@ -971,9 +979,12 @@ static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
 	if (kind != INUSE_ALLOC)
 		return;
 	row = c ? (void *)c : (void *)&a->inuse_row;    /* not shown: totals alone */
-	if (!room(a, 96))
+	if (!room(a, INUSE_COST))
 		id = 0;                 /* not followed */
 	int r = inuse_alloc(a->inuse, img, id, row, s->weight, objects, s->time_ns);
+	/* Not kept: what was charged for it back, and for its early free. */
+	for (int back = r == 0 ? 2 : r < 0 && id ? 1 : 0; back > 0; back--)
+		a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;
 	if (r >= 0 && c) {
 		c->inuse_weight = sat_add(c->inuse_weight, s->weight);
 		c->inuse_objects += objects;
