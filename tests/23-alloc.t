@@ -16,7 +16,7 @@
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
 #     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 28
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -167,11 +167,14 @@ ok $? "svg: site_a's tooltip says its bytes: $(grep -A2 '<title>site_a$' "$T/a.s
 # of a window, alloc_space or inuse_space by default (as nobody, an agent
 # of nobody's own, a program preloaded with PROBE_ALLOC).
 if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
-	as_nobody "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag.log" &
+	# setpriv itself in the background (as_nobody's function would be a
+	# subshell, and $! not the agent's pid).
+	NB="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- env PATH=/usr/bin:/bin HOME=/nonexistent"
+	$NB "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag.log" &
 	APID=$!
 	for i in $(seq 100); do grep -q 'profiles at' "$T/ag.log" && break; sleep 0.05; done
 	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/ag.log")
-	as_nobody env LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=65536 PROBE_ALLOC_ONLY=1 \
+	$NB LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=65536 PROBE_ALLOC_ONLY=1 \
 		"$F" 400000 >/dev/null 2>"$T/ag.err" &
 	GPID=$!
 	sleep 0.5
@@ -191,6 +194,16 @@ if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
 else
 	skip "no curl or go: the agent's heap profiles not checked"
 fi
+
+# probe diff of two heap recordings: the same program, a leak of 64 MiB
+# added (a fifth of the bytes: keep_leak +20 points, the sites' shares
+# down by a fifth), both --alloc=1, so exact.
+"$PROBE" record -q --alloc=1 -o "$T/d1.probe" -- "$F" 256 >/dev/null 2>&1
+"$PROBE" record -q --alloc=1 -o "$T/d2.probe" -- "$F" 256 65536 >/dev/null 2>&1
+"$PROBE" diff "$T/d1.probe" "$T/d2.probe" >"$T/diff" 2>&1
+leak=$(awk '$4 == "keep_leak" { print $3; exit }' "$T/diff")
+within "${leak:-0}" 20 0.1
+ok $? "probe diff of two heap recordings: keep_leak ${leak:-missing} points (+20)"
 
 # Beside -e cpu-clock: both events, each with its own section.
 "$PROBE" record -q --alloc -e cpu-clock -o "$T/b.probe" -- "$F" 256 >/dev/null 2>&1

@@ -9,7 +9,9 @@
 #include <thread>
 #include <vector>
 
-static char *volatile sink;
+// Each block escapes here (so that new and delete are kept), one per thread:
+// a shared one would have each thread delete the other's blocks.
+static thread_local char *volatile sink;
 
 __attribute__((noinline)) static size_t cxx_new(size_t bytes, unsigned seed)
 {
@@ -21,7 +23,7 @@ __attribute__((noinline)) static size_t cxx_new(size_t bytes, unsigned seed)
 		char *p = new char[n];
 		p[0] = 1;
 		sink = p;
-		delete[] sink;
+		delete[] p;
 		done += n;
 	}
 	return done;
