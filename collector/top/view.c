@@ -34,7 +34,6 @@ static int cmp_pent(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* Header lines into lines[] (malloc'd); returns how many. */
 /*
  * "cpu-clock, 999 Hz" for im's event; for a clock whose rate achieved is
  * off the one asked by 5 % or more, that rate first ("cpu-clock (CPU-time
@@ -62,6 +61,7 @@ static void event_brief(const struct agg *a, const struct agg_image *im, char *b
 		snprintf(buf, cap, "%s%s, %" PRIu64 " Hz", name, timer, im->value);
 }
 
+/* Header lines into lines[] (malloc'd); returns how many. */
 static int header_lines(struct top *t, char **lines, int max)
 {
 	int n = 0;
