@@ -111,6 +111,7 @@ struct agg {
 	struct inuse *inuse;
 	int inuse_shown;
 	char inuse_row;                 /* the row of allocations not shown */
+	uint8_t inuse_ev;               /* "inuse"'s number in events[] */
 	struct agg_event events[AGG_EVENTS_MAX];
 	size_t nevents;
 	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
@@ -369,7 +370,7 @@ static void hello_events(struct agg *a, struct agg_image *im, const struct probe
 		a->wall = 1;
 	if (im->alloc >= 0) {
 		/* "inuse": the same samples, less those freed (inuse.h). */
-		(void)event_id(a, "inuse");
+		a->inuse_ev = event_id(a, "inuse");
 		if (a->event_sel && strcmp(a->event_sel, "inuse") == 0) {
 			im->shown = im->alloc;
 			a->inuse_shown = 1;
@@ -919,7 +920,7 @@ static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
 static void inuse_event(struct agg *a)
 {
 	const struct inuse_totals *t = inuse_totals(a->inuse);
-	uint8_t id = event_id(a, "inuse");
+	uint8_t id = a->inuse_ev;      /* set with the HELLO that brought alloc */
 
 	if (id < a->nevents) {
 		a->events[id].samples = t->objects;

@@ -25,7 +25,6 @@ struct ent {
 
 struct inuse {
 	struct ent *map;
-	size_t n;
 	struct inuse_totals t;
 };
 
@@ -87,7 +86,6 @@ static void drop(struct inuse *u, struct ent *e)
 {
 	HASH_DEL(u->map, e);
 	free(e);
-	u->n--;
 }
 
 int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
@@ -114,7 +112,6 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 	e->weight = weight;
 	e->objects = objects;
 	HASH_ADD(hh, u->map, k, sizeof e->k, e);
-	u->n++;
 	u->t.bytes = sat_add(u->t.bytes, weight);
 	u->t.objects++;
 	if (u->t.bytes > u->t.peak) {
@@ -142,7 +139,6 @@ int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
 		e = xcalloc(1, sizeof(*e));
 		e->k = (struct key){ id, image, 0 };
 		HASH_ADD(hh, u->map, k, sizeof e->k, e);
-		u->n++;
 		u->t.freed_first++;
 	}
 	return 0;
@@ -159,9 +155,4 @@ void inuse_each(const struct inuse *u, void (*fn)(void *row, uint64_t weight, vo
 const struct inuse_totals *inuse_totals(const struct inuse *u)
 {
 	return &u->t;
-}
-
-size_t inuse_cost(const struct inuse *u)
-{
-	return u->n * (sizeof(struct ent) + 32);        /* and uthash's share */
 }

@@ -18,7 +18,8 @@
  *     (the peak) with the time of the sample that reached it.  The
  *     samples come in the order the collector read them, not in time
  *     order across threads: the peak is that of this order.
- *   - Memory: inuse_cost() bytes; the caller bounds it (agg's limit), and
+ *   - Memory: an entry per allocation in use or early free; the caller
+ *     bounds them (agg's limit: aggregate.c's INUSE_COST each), and
  *     an allocation it cannot keep is counted in untracked.
  */
 #ifndef PROBE_INUSE_H
@@ -56,6 +57,5 @@ int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
 void inuse_each(const struct inuse *u, void (*fn)(void *row, uint64_t weight, void *arg),
 		void *arg);
 const struct inuse_totals *inuse_totals(const struct inuse *u);
-size_t inuse_cost(const struct inuse *u);
 
 #endif
