@@ -11,8 +11,8 @@
  *     has one), runs the CIE's and FDE's CFA programs up to the address,
  *     and publishes the rule (arena.h's protocol).  An address in no MAP
  *     is left for later: its MAP may still be on the way.
- *   - Nothing is published once rules_epoch moved (libprobe flushed the
- *     table for a dlclose meanwhile).
+ *   - A rule learned while rules_epoch moved (libprobe flushed the table
+ *     for a dlclose meanwhile) is not published, or taken back at once.
  *   - Rules learned are remembered per file (by file address, at most
  *     MEM_CAP/2 each) and given to the next process that maps the file
  *     (cfi_seed).
