@@ -37,7 +37,7 @@ count() {
 # reach LABEL LD MAIN MIN_LD: at least MIN_LD samples with ld.so on the
 # stack, and of those as many reaching main as a rate of 95 % gives but
 # once in 1,000 runs (binom_min: the exact binomial lower tail at LD
-# samples; 156 of 175, 780 of 843).  The walks reach main 98 to 100 % of
+# samples; 156 of 175, 780 of 843).  The walks reach main 97 to 100 % of
 # the time here, with both cores busy too: the chance of a false failure
 # is below 1/1000 (far below at 98 %).  Before the handler read the
 # loader's rules itself, 68 to 91 %: each bound failed.
