@@ -355,11 +355,9 @@ static __attribute__((noinline)) void freed(void *p)
 		return;
 	}
 	busy = 1;
-	t->in_handler = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_hold(t, PROBE_SP());
 	probe_sample_push_wait(t, probe_now_ns(), 0, probe_alloc_ev(), rec, 2);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_handler = 0;
+	probe_unhold(t);
 	busy = 0;
 }
 
@@ -408,11 +406,9 @@ static __attribute__((noinline)) void crossed(void *p, size_t n, void *ret, void
 	    ((uintptr_t)ret >= (uintptr_t)__ehdr_start && (uintptr_t)ret < (uintptr_t)etext))
 		return;
 	busy = 1;
-	t->in_handler = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_hold(t, PROBE_SP());
 	take(t, p, n, ret, fp);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_handler = 0;
+	probe_unhold(t);
 	busy = 0;
 }
 

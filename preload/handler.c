@@ -347,6 +347,28 @@ int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc)
 	return taken;
 }
 
+/*
+ * Is in_handler held by a frame that can still resume (probe.h)?  The
+ * holder's frame is gone when the asking one is at or above it on the
+ * same stack, the thread's own: a handler of the program's nested in the
+ * holder left it with siglongjmp (a frame nested inside the holder's is
+ * below it, a signal frame deeper).  On another stack (sigaltstack) it
+ * cannot be told: held.  Before, such a thread was never sampled again.
+ */
+int probe_held(struct probe_thread *t, uintptr_t sp)
+{
+	uintptr_t h = t->held_sp;
+
+	if (!t->in_handler)
+		return 0;
+	if (!h || !t->stack_hi || sp < h || sp >= t->stack_hi ||
+	    h < t->stack_lo)
+		return 1;
+	t->in_handler = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
 int probe_drain_all(struct probe_thread *t)
 {
 	int n = 0;
@@ -448,6 +470,8 @@ static int take(struct probe_thread *t, unsigned ev, void *uc)
 		sample_uc(t, 0, uc, now > t->cpu_last ? now - t->cpu_last : 1);
 		if (!probe_stopping)
 			probe_timer_arm(t);
+		else
+			probe_timer_stop(t);    /* it would go on every period */
 		return 1;
 	}
 	if (t->ev[ev].data_pages) {
@@ -540,24 +564,27 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		errno = saved_errno;
 		return;
 	}
-	if (t->in_handler) {
+	if (probe_held(t, PROBE_SP())) {
 		/*
 		 * Our own code on this thread is writing its slot (an off-CPU
-		 * wrapper's sample, the exit path): this sample is left out; a
-		 * timer (one-shot) is armed again with the CPU time kept, so
-		 * that the next sample weighs it.
+		 * wrapper's sample, the exit path, our handler under a handler
+		 * of the program's): this sample is left out - in perf mode it
+		 * stays in the ring for the holder's drain or the exit's; a
+		 * timer is armed again with the CPU time kept, so that the next
+		 * sample weighs it.
 		 */
 		if (probe_mode == PROBE_MODE_TIMER && !probe_stopping) {
 			uint64_t last = t->cpu_last;
 
 			probe_timer_arm(t);
 			t->cpu_last = last;
+		} else if (probe_mode == PROBE_MODE_TIMER) {
+			probe_timer_stop(t);
 		}
 		errno = saved_errno;
 		return;
 	}
-	t->in_handler = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_hold(t, PROBE_SP());
 	t->saw_kernel = 0;
 	if (probe_mode != PROBE_MODE_TIMER)
 		t->own_now = probe_now_ns();
@@ -578,8 +605,7 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		t->own_to = probe_now_ns();
 		t->own_now = 0;
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_handler = 0;
+	probe_unhold(t);
 	errno = saved_errno;
 }
 
@@ -591,21 +617,19 @@ static void probe_on_sigio(int sig, siginfo_t *si, void *uc)
 	    probe_mode == PROBE_MODE_PERF) {
 		struct probe_thread *t = probe_current_thread();
 
-		if (t && !t->in_handler &&
+		if (t && !probe_held(t, PROBE_SP()) &&
 		    __atomic_load_n(&t->ev[0].sigfd, __ATOMIC_ACQUIRE) >= 0) {
 			int n = 0;
 
 			__atomic_store_n(&probe_sigio_seen, 1, __ATOMIC_RELAXED);
-			t->in_handler = 1;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			probe_hold(t, PROBE_SP());
 			/* Which event it was for is lost: take them all. */
 			for (unsigned i = 0; i < PROBE_EVENTS_MAX; i++)
 				if (i == 0 || (t->ev[i].data_pages &&
 				    __atomic_load_n(&t->ev[i].sigfd,
 						    __ATOMIC_ACQUIRE) >= 0))
 					n += take(t, i, uc);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			t->in_handler = 0;
+			probe_unhold(t);
 			if (n > 0) {
 				errno = saved_errno;
 				return;

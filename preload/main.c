@@ -184,12 +184,18 @@ static void finish(int status, int normal, int send_exit)
 	sigemptyset(&s);
 	sigaddset(&s, probe_cfg.signo);
 	probe_real_sigmask(SIG_BLOCK, &s, NULL);
-	if (t && !t->in_handler && !t->closed) {
-		t->in_handler = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * Held (in_handler) here only by our code under a handler of the
+	 * program's that is ending the process (exit in a SIGALRM handler
+	 * that came while ours ran): it never runs again, and the ring is
+	 * drained over it.  Its unfinished record is not published (a slot's
+	 * head moves last), its perf record may be taken twice.  Before, the
+	 * ring was left: the handler's last work went unsampled (tests/62).
+	 */
+	if (t && !t->closed) {
+		probe_hold(t, PROBE_SP());
 		probe_drain_all(t);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_handler = 0;
+		probe_unhold(t);
 		probe_offcpu_thread_end(t);
 	}
 	/* Before probe_stopping: their stacks are walked. */

@@ -287,13 +287,11 @@ void probe_wait_end(struct probe_thread *t)
 		errno = saved_errno;
 		return;
 	}
-	t->in_handler = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_hold(t, PROBE_SP());
 	d = now > t->w.t0 ? now - t->w.t0 : 0;
 	wait_done(t, now, d, d - min64(d, t->w.credited));
 	t->w.depth = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_handler = 0;
+	probe_unhold(t);
 	errno = saved_errno;
 }
 
@@ -312,14 +310,19 @@ void probe_offcpu_thread_end(struct probe_thread *t)
 {
 	uint64_t now = probe_now_ns();
 	int was;
+	uintptr_t was_sp;
 
 	if (!probe_cfg.offcpu || t->slot < 0 || t->w.ended)
 		return;
 	was = t->in_handler;
-	t->in_handler = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	was_sp = t->held_sp;
+	probe_hold(t, PROBE_SP());
 	account(t, now, clock_ns(CLOCK_THREAD_CPUTIME_ID), 0);
 	flush_rest(t, now);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_handler = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->held_sp = was_sp;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->in_handler = was;
 }

@@ -186,6 +186,7 @@ struct probe_thread {
 	int closed;                     /* release-stored by the owner at its end */
 	int adopted;                    /* existed before we were loaded */
 	volatile sig_atomic_t in_handler;
+	uintptr_t held_sp;              /* the frame that set it (probe_hold) */
 	int slot;                       /* its arena slot; -1: none */
 	struct probe_slot *s;           /* &probe_arena->slots[slot], or NULL */
 	int peek;                       /* exit path looking at the ring */
@@ -303,6 +304,7 @@ unsigned probe_ring_pending(struct probe_thread *t, uint64_t *tail);
 /* A CPU-time timer for thread tid, signalling it with probe_cfg.signo. */
 int probe_timer_open(struct probe_thread *t, pid_t tid);
 void probe_timer_arm(struct probe_thread *t);        /* SIGNAL CONTEXT safe */
+void probe_timer_stop(struct probe_thread *t);       /* disarmed; SIGNAL CONTEXT safe */
 void probe_timer_close(struct probe_thread *t);      /* SIGNAL CONTEXT safe */
 /* The CPU-time clock of thread tid of this process. */
 clockid_t probe_thread_cpu_clock(pid_t tid);
@@ -410,6 +412,33 @@ int probe_handler_taken_over(void);
  */
 int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
 /* Owner, exit path (uc == NULL above) for every event of t. */
+/*
+ * in_handler: this thread's own code (our handler, an off-CPU or
+ * allocation wrapper, the exit path) is writing its slot or reading its
+ * rings, from the frame at held_sp; a signal of ours then leaves them be.
+ * The program's signals are not blocked meanwhile (blocking them would
+ * send a process-wide signal to another thread, and the restart of the
+ * call it interrupted would be ours to decide), so a handler of the
+ * program's may run nested inside ours and never return to it: exit,
+ * pthread_exit, siglongjmp.  probe_held (SIGNAL CONTEXT) says whether the
+ * holder can still resume: not when the frame asking (sp) is on the same
+ * stack at or above the holder's, which then was unwound (siglongjmp).
+ * The exit paths do not ask: whoever holds it never runs again.
+ */
+#define PROBE_SP() ((uintptr_t)__builtin_frame_address(0))
+static inline void probe_hold(struct probe_thread *t, uintptr_t sp)
+{
+	t->held_sp = sp;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_handler = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void probe_unhold(struct probe_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_handler = 0;
+}
+int probe_held(struct probe_thread *t, uintptr_t sp);
 int probe_drain_all(struct probe_thread *t);
 /* SIGNAL CONTEXT, owner: one sample taken, into t's slot (a loss if full). */
 int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,

@@ -193,9 +193,11 @@ static void source_start(struct probe_thread *t)
 
 /*
  * Owner, its signal blocked: end the source, keeping what the ring holds
- * (unless our handler is under us on this thread: it is draining it).
+ * (unless our handler is under us on this thread and may resume: an exec
+ * that fails returns; a thread that ends does not, and drains over it, as
+ * main.c's finish does).
  */
-static void source_close(struct probe_thread *t)
+static void source_close(struct probe_thread *t, int ending)
 {
 	if (probe_mode == PROBE_MODE_NONE)
 		return;
@@ -203,12 +205,10 @@ static void source_close(struct probe_thread *t)
 		probe_timer_close(t);
 		return;
 	}
-	if (!t->in_handler) {
-		t->in_handler = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!t->in_handler || ending) {
+		probe_hold(t, PROBE_SP());
 		probe_drain_all(t);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_handler = 0;
+		probe_unhold(t);
 	}
 	probe_event_close(t);
 }
@@ -387,7 +387,8 @@ static int is_stuck(struct probe_thread *t)
 	       probe_ring_pending(t, &tail) >= STUCK_SAMPLES;
 }
 
-void probe_thread_stop_self(void)
+/* ending: the thread ends here (its key's destructor), else it goes on. */
+static void stop_self(int ending)
 {
 	struct probe_thread *t = probe_self, **pp;
 	char name[17] = "";
@@ -406,7 +407,7 @@ void probe_thread_stop_self(void)
 	probe_offcpu_thread_end(t);
 	/* The exit path may be looking at the ring (stuck check): reg lock. */
 	pthread_mutex_lock(&probe_reg_lock);
-	source_close(t);
+	source_close(t, ending);
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	probe_slot_done(t->slot, name);
 	probe_self = NULL;
@@ -432,7 +433,7 @@ void probe_thread_pause_self(void)
 
 	if (!t || t->closed)
 		return;
-	source_close(t);
+	source_close(t, 0);
 }
 
 /* The exec failed: sample this thread again. */
@@ -447,10 +448,15 @@ void probe_thread_resume_self(void)
 	source_start(t);
 }
 
+void probe_thread_stop_self(void)
+{
+	stop_self(0);
+}
+
 static void key_destructor(void *p)
 {
 	(void)p;
-	probe_thread_stop_self();
+	stop_self(1);
 }
 
 /*

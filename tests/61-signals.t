@@ -11,13 +11,14 @@
 # signal sent from outside with the default action
 # still kills; a SIGSEGV handler that recovers still does; a kernel sample
 # in a system call does not make it restart where the program's handler
-# wants EINTR.  Each case runs
+# wants EINTR; a handler of the program's that leaves probe's (exit,
+# siglongjmp) does not stop the sampling.  Each case runs
 # bare and under probe record at 10 kHz and compares stdout, stderr and
 # the exit status.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fault.sh"
 n=0
-for u in $USERS; do n=$((n + 28)); done
+for u in $USERS; do n=$((n + 30)); done
 plan $n
 
 PR_OPTS="-F 10000"
@@ -32,6 +33,15 @@ for u in $USERS; do
 	# after kernel time in the call (readv of 1024 iovecs) where a kernel
 	# sample may land: 300 of 300 EINTR (195 were restarted before).
 	compare "interrupt" "$u" "$S" interrupt 300
+	# A handler of the program's that runs nested in probe's (an alarm
+	# every 100 us finds probe's handler running within milliseconds at
+	# 10 kHz) and leaves it: the work it does before exit(7) is drained
+	# at the exit, the work after a siglongjmp is sampled.  Before: 0
+	# samples in both (the thread stayed marked as inside probe's
+	# handler); now about 80 and 800.  The counts follow the CPU time
+	# (cpu-clock), not chance: the bounds are a quarter of them.
+	nested "$u" nested_exit 7 after_nested 20
+	nested "$u" nested_jump 0 after_jump 200
 
 	compare "mask" "$u" "$S" mask
 	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1

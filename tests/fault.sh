@@ -45,6 +45,25 @@ compare() {
 	fi
 }
 
+# nested USER MODE STATUS FUNCTION MIN [VAR=VALUE...]: gt_signals MODE
+# (nested_exit, nested_jump) under probe record at 10 kHz, with the
+# variables given: a SIGALRM handler of the program's that came while
+# probe's handler ran leaves it for good (exit, siglongjmp) and works on in
+# FUNCTION.  One ok: the exit status, "nested: yes", and at least MIN
+# samples in FUNCTION.
+nested() {
+	_u=$1 _m=$2 _st=$3 _fn=$4 _min=$5
+	shift 5
+	rm -f "$T/rec.probe"
+	run_as "$_u" env "$@" "$PROBE" record -q -F 10000 -o "$T/rec.probe" -- \
+		"$GT/gt_signals" "$_m" >"$T/probe.out" 2>"$T/probe.err"
+	_p=$?
+	"$PROBE" report "$T/rec.probe" >"$T/rep" 2>&1
+	_a=$(samples_of "$T/rep" "$_fn")
+	[ "$_p" = "$_st" ] && grep -q '^nested: yes$' "$T/probe.out" && [ "$_a" -ge "$_min" ]
+	ok $? "$_m${1:+ $*} ($_u): exit $_p (want $_st), $(cat "$T/probe.out"), $_a samples in $_fn (want >= $_min)"
+}
+
 # samples_of REPORT NAME: the Samples column of the row for NAME (or 0).
 samples_of() {
 	awk -v name="$2" '/^#/ { next }

@@ -33,9 +33,17 @@
  *                       when the program exits; nothing to warn about
  *   gt_signals rawmask  a thread that blocks every signal with the raw
  *                       rt_sigprocmask system call, and works
+ *   gt_signals nested_exit  SIGALRM every 100 us; the first one that
+ *                       comes while libprobe's code runs (its handler) does
+ *                       after_nested's work in the handler and exit(7)
+ *   gt_signals nested_jump  the same, but siglongjmp out of the handler,
+ *                       then after_jump's work; exits 0
+ *                       Both print "nested: yes", or "nested: no" after
+ *                       10 s without such an alarm (always, without probe)
  * Prints what it saw; exits 0.
  */
 #include <errno.h>
+#include <link.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -594,6 +602,84 @@ static int mode_interrupt(long rounds)
 	return 0;
 }
 
+/*
+ * nested_exit, nested_jump: the executable segments of any object named
+ * libprobe*, found before the alarms start; the handler acts on the first
+ * alarm whose interrupted code lies in one.
+ */
+GT_KEEP static void after_nested(long u) { GT_SPIN(u, 3.0); }
+GT_KEEP static void after_jump(long u) { GT_SPIN(u, 4.0); }
+GT_KEEP static void before_nested(long u) { GT_SPIN(u, 5.0); }
+
+static struct { uintptr_t lo, hi; } probe_code[8];
+static int nprobe_code, nested_jump;
+static sigjmp_buf nested_env;
+
+static int find_probe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *name = strrchr(info->dlpi_name, '/');
+	if (!strstr(name ? name + 1 : info->dlpi_name, "libprobe"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && nprobe_code < 8; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			probe_code[nprobe_code].lo = info->dlpi_addr + ph->p_vaddr;
+			probe_code[nprobe_code].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			nprobe_code++;
+		}
+	}
+	return 0;
+}
+
+static void on_alarm_nested(int sig, siginfo_t *si, void *ucv)
+{
+	uintptr_t ip = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	(void)sig;
+	(void)si;
+	for (int i = 0; i < nprobe_code; i++) {
+		if (ip < probe_code[i].lo || ip >= probe_code[i].hi)
+			continue;
+		setitimer(ITIMER_REAL, &off, NULL);
+		if (nested_jump)
+			siglongjmp(nested_env, 1);
+		after_nested(20);
+		printf("nested: yes\n");
+		exit(7);
+	}
+}
+
+static int mode_nested(int jump)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct timespec t0, t1;
+
+	dl_iterate_phdr(find_probe, NULL);
+	nested_jump = jump;
+	if (sigsetjmp(nested_env, 1)) {
+		after_jump(200);
+		printf("nested: yes\n");
+		return 0;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_alarm_nested;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		before_nested(1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (t1.tv_sec - t0.tv_sec < 10);
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("nested: no\n");
+	return jump ? 0 : 7;
+}
+
 static int mode_int3(int blocked)
 {
 	busy(50);
@@ -639,6 +725,10 @@ int main(int argc, char **argv)
 		return mode_trap();
 	if (!strcmp(m, "interrupt"))
 		return mode_interrupt(argc > 2 ? atol(argv[2]) : 300);
+	if (!strcmp(m, "nested_exit"))
+		return mode_nested(0);
+	if (!strcmp(m, "nested_jump"))
+		return mode_nested(1);
 	if (!strcmp(m, "int3"))
 		return mode_int3(0);
 	if (!strcmp(m, "int3blocked"))
