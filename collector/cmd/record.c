@@ -364,10 +364,13 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		break;
 	case PROBE_F_SAMPLES: {
 		struct probe_sample_raw s;
-		r->samples += m->u.samples.count;
 		r->sample_bytes += len;
-		p->samples += m->u.samples.count;
 		while (probe_samples_next_raw(m, &s)) {
+			/* A free (--alloc) is no sample: counted by the aggregator. */
+			if (probe_sample_is_free(&s))
+				continue;
+			r->samples++;
+			p->samples++;
 			/* The timers' rate is of CPU samples alone (not --off-cpu's). */
 			if (s.event == 0) {
 				p->cpu_samples++;

@@ -181,9 +181,15 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		}
 		break;
 	}
-	case PROBE_F_SAMPLES:
-		t->samples += m->u.samples.count;
+	case PROBE_F_SAMPLES: {
+		struct probe_sample_raw s;
+		struct probe_msg walk = *m;     /* m itself goes to agg_add whole */
+
+		/* A free (--alloc) is no sample. */
+		while (probe_samples_next_raw(&walk, &s))
+			t->samples += !probe_sample_is_free(&s);
 		break;
+	}
 	case PROBE_F_LOST: {
 		unsigned why = m->u.lost.reason < PROBE_LOST_REASON_MAX ? m->u.lost.reason : 0;
 		t->lost[why] = sat_add(t->lost[why], m->u.lost.count);

@@ -858,6 +858,15 @@ uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out)
 	return r.ok ? i : 0;
 }
 
+int probe_sample_is_free(const struct probe_sample_raw *s)
+{
+	struct rd r = { s->frames, s->frames + s->frames_len, 1 };
+
+	if (s->nframes != 2)
+		return 0;
+	return (uint64_t)rd_sv(&r) == PROBE_FRAME_FREED && r.ok;
+}
+
 int probe_samples_next(struct probe_msg *m, struct probe_sample *out)
 {
 	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)

@@ -212,6 +212,8 @@ struct probe_sample_raw {
 
 int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out);
 uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out);
+/* Is it a free's record (--alloc: PROBE_FRAME_FREED, id), not a sample? */
+int probe_sample_is_free(const struct probe_sample_raw *s);
 
 /* "HELLO", "MAP", ... or "type N" (static or thread-unsafe buffer). */
 const char *probe_frame_type_name(unsigned type);

@@ -75,6 +75,7 @@ void take_snapshot(struct top *t)
 		c->prev_s = k[i].samples;
 		c->cum_a = a - c->base_a;
 		c->cum_s = k[i].samples - c->base_s;
+		c->live = k[i].inuse_weight;
 		t->cvec[i] = c;
 	}
 	uint64_t now = now_ns();
@@ -281,6 +282,7 @@ void compute_rows(struct top *t)
 			r->self = sat_add(r->self, amount);
 			r->total = sat_add(r->total, amount);
 			r->samples += samples;
+			r->live = sat_add(r->live, c->live);
 			continue;
 		}
 		uint32_t nf = resolve_stack(t->res, &k[i], t->frames);
@@ -309,6 +311,7 @@ void compute_rows(struct top *t)
 			if (f == 0) {
 				r->self = sat_add(r->self, amount);
 				r->samples += samples;
+				r->live = sat_add(r->live, c->live);
 			}
 			if (mark == UINT32_MAX) {
 				/* A module row is counted once per stack: its first loc's stamp. */

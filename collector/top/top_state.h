@@ -57,6 +57,7 @@ struct cent {                   /* per count entry: amounts at 'z' and last tick
 	struct ckey key;
 	uint64_t base_a, base_s, prev_a, prev_s;
 	uint64_t cum_a, cum_s, int_a, int_s;    /* as of the last tick */
+	uint64_t live;          /* --alloc: its bytes not freed, at the last tick */
 	UT_hash_handle hh;
 };
 
@@ -67,6 +68,7 @@ struct row {
 	uint32_t pid, tid, loc;
 	uint32_t image;         /* thread, process rows: the latest image counted */
 	uint64_t self, total, samples;
+	uint64_t live;          /* --alloc: bytes its stacks (as leaf) hold now */
 };
 
 struct rent {

@@ -283,6 +283,37 @@ static const char *row_tail_head(const struct top *t)
 	}
 }
 
+/*
+ * The rows' columns: Self%, Total%, Samples, and with --alloc Live (the
+ * bytes the row's allocations, as leaf, hold now: not freed yet, estimated
+ * as the allocated are), then the name.
+ */
+static int show_live(const struct top *t)
+{
+	return t->o && t->o->smp.alloc != 0;
+}
+
+static void head_line(const struct top *t, char *buf, size_t cap, int fn)
+{
+	snprintf(buf, cap, "%7s %7s %9s%s  %-*s %s", "Self%", "Total%", "Samples",
+		 show_live(t) ? "       Live" : "", fn, row_head(t), row_tail_head(t));
+}
+
+static void row_line(const struct top *t, const struct row *r, const char *name,
+		     const char *extra, char *buf, size_t cap)
+{
+	char live[32] = "";
+
+	if (show_live(t)) {
+		char h[24];
+
+		human_size(r->live, h, sizeof h);
+		snprintf(live, sizeof live, " %10s", h);
+	}
+	snprintf(buf, cap, "%6.2f%% %6.2f%% %9" PRIu64 "%s  %s %s%s", pct(t, r->self),
+		 pct(t, r->total), r->samples, live, name, r->module, extra);
+}
+
 /* ---- plain-text snapshots ------------------------------------------- */
 
 void print_snapshot(struct top *t, FILE *out)
@@ -300,15 +331,13 @@ void print_snapshot(struct top *t, FILE *out)
 		free(p);
 		free(lines[i]);
 	}
-	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
-		 row_head(t), row_tail_head(t));
+	head_line(t, buf, sizeof(buf), fn);
 	put_text(out, buf, cols);
 	for (size_t i = 0; i < t->rows.n && (long)i < t->o->nrows; i++) {
 		const struct row *r = &t->rows.v[i];
 		row_ids(t, r, extra, sizeof(extra));
 		fit(name, sizeof(name), r->name, cols < 0 ? INT_MAX : fn, fn);
-		snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %s %s%s", pct(t, r->self),
-			 pct(t, r->total), r->samples, name, r->module, extra);
+		row_line(t, r, name, extra, buf, sizeof(buf));
 		put_text(out, buf, cols);
 	}
 	fputc('\n', out);
@@ -365,12 +394,11 @@ static void draw_rows(struct top *t, int y, const struct rowset *rs, int selecta
 			row_ids(t, r, extra, sizeof(extra));
 		fit(name, sizeof(name), r->name, fn, fn);
 		if (show_self)
-			snprintf(buf, sizeof(buf), "%6.2f%% %6.2f%% %9" PRIu64 "  %s %s%s",
-				 pct(t, r->self), pct(t, r->total), r->samples, name,
-				 r->module, extra);
+			row_line(t, r, name, extra, buf, sizeof(buf));
 		else
-			snprintf(buf, sizeof(buf), "        %6.2f%%            %s %s",
-				 pct(t, r->total), name, r->module);
+			snprintf(buf, sizeof(buf), "        %6.2f%%           %s %s %s",
+				 pct(t, r->total), show_live(t) ? "           " : "", name,
+				 r->module);
 		put_line(y, buf, selectable && i == t->sel ? A_REVERSE : 0);
 	}
 }
@@ -467,8 +495,7 @@ void draw(struct top *t)
 		refresh();
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%7s %7s %9s  %-*s %s", "Self%", "Total%", "Samples", fn,
-		 row_head(t), row_tail_head(t));
+	head_line(t, buf, sizeof(buf), fn);
 	put_line(y++, buf, A_BOLD);
 	draw_rows(t, y, &t->rows, 1, 1);
 	refresh();
