@@ -411,15 +411,15 @@ int probe_handler_taken_over(void);
  * the owner's exit path (its signal blocked), samples keep their leaf only.
  */
 int probe_drain_ring(struct probe_thread *t, unsigned ev, void *uc);
-/* Owner, exit path (uc == NULL above) for every event of t. */
 /*
  * in_handler: this thread's own code (our handler, an off-CPU or
  * allocation wrapper, the exit path) is writing its slot or reading its
  * rings, from the frame at held_sp; a signal of ours then leaves them be.
- * The program's signals are not blocked meanwhile (blocking them would
- * send a process-wide signal to another thread, and the restart of the
- * call it interrupted would be ours to decide), so a handler of the
- * program's may run nested inside ours and never return to it: exit,
+ * The program's signals are not blocked meanwhile: blocked, a signal
+ * sent to the process goes to another of its threads (tests/61
+ * interrupt: 67 of 300 reads an alarm should have ended were restarted),
+ * so a handler of the program's may run nested inside ours and never
+ * return to it: exit,
  * pthread_exit, siglongjmp.  probe_held (SIGNAL CONTEXT) says whether the
  * holder can still resume: not when the frame asking (sp) is on the same
  * stack at or above the holder's, which then was unwound (siglongjmp).
@@ -439,6 +439,7 @@ static inline void probe_unhold(struct probe_thread *t)
 	t->in_handler = 0;
 }
 int probe_held(struct probe_thread *t, uintptr_t sp);
+/* Owner, exit path (uc == NULL above) for every event of t. */
 int probe_drain_all(struct probe_thread *t);
 /* SIGNAL CONTEXT, owner: one sample taken, into t's slot (a loss if full). */
 int probe_sample_push(struct probe_thread *t, uint64_t time, uint64_t weight,

@@ -23,7 +23,7 @@ for m in speedscope ajv puppeteer-core; do
 done
 command -v node >/dev/null 2>&1 || skip_all "no node (Debian nodejs): run scripts/install-deps"
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no Chromium (Debian chromium): run scripts/install-deps"
-plan 21
+plan 24
 export NM="$NPM/node_modules" ROOT
 
 # The reader's side, in node: speedscope's schema, its app, and sums over
@@ -98,6 +98,10 @@ const cmds = {
 		const doc = load(file);
 		for (const p of doc.profiles) console.log('profile ' + JSON.stringify(p.name));
 		for (const f of doc.shared.frames) if (f.file) console.log('file ' + JSON.stringify(f.file));
+	},
+	// units FILE: each profile's unit, space-separated
+	units([file]) {
+		console.log(load(file).profiles.map(p => p.unit).join(' '));
 	},
 	// import IN OUT ...: speedscope's app reads each IN; its export to OUT
 	async import(pairs) {
@@ -238,6 +242,30 @@ ok $? "and so does its path, as the file of its frames"
 "$PROBE" report --format speedscope "$T/none.probe" >"$T/none.json" 2>"$T/none.err"
 out=$(js schema "$T/none.json" 2>&1)
 ok $? "a recording with no samples: valid too ($out; $(head -n1 "$T/none.err"))"
+
+# Allocations (--alloc): weights in bytes (the unit "bytes"), which
+# speedscope's importer reads as such: each site's share of the bytes in
+# the file and as speedscope read it is probe report's, within 0.5 points
+# (the same samples: only rounding differs).
+"$PROBE" record -q --alloc=64K -o "$T/al.probe" -- "$GT/gt_alloc" 256 >/dev/null 2>>"$T/err" &&
+"$PROBE" report --format speedscope -o "$T/al.json" "$T/al.probe" 2>>"$T/err" &&
+"$PROBE" report "$T/al.probe" >"$T/al.report" 2>>"$T/err"
+out=$(js schema "$T/al.json" 2>&1)
+ok $? "allocations (--alloc): valid against the schema too ($out)"
+js import "$T/al.json" "$T/al.in.json" >"$T/al.import" 2>&1 &&
+	grep -q ': Importing as speedscope json file$' "$T/al.import" &&
+	[ "$(js units "$T/al.json")" = bytes ] && [ "$(js units "$T/al.in.json")" = bytes ]
+ok $? "speedscope's app imported it, its unit bytes in the file ($(js units "$T/al.json")) and in speedscope's export ($(js units "$T/al.in.json" 2>&1))"
+js shares "$T/al.json" >"$T/al.shares" && js shares "$T/al.in.json" >"$T/al.in.shares"
+fail=0
+for f in site_a site_b site_c; do
+	want=$(self_share "$T/al.report" "$f")
+	got=$(field "$T/al.shares" self "$f" 3)
+	imp=$(field "$T/al.in.shares" self "$f" 3)
+	diag "$(printf '%-12s  %-6s  %-6s  %s' "$f" "$want" "$got" "$imp")"
+	within "$got" "$want" 0.5 && within "$imp" "$want" 0.5 || fail=1
+done
+ok $fail "gt_alloc: each site's share of the bytes in the file and as speedscope read it is probe report's"
 
 [ "$_tap_fail" -eq 0 ] || { diag "stderr:"; sed 's/^/#   /' "$T/err" | head -20; }
 done_testing
