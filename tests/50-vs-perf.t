@@ -4,14 +4,20 @@
 # dlopen'ed plugin whose hot function is static (named by its .symtab only)
 # and which is unloaded before the program ends.
 #
-# perf runs the same event at the same rate as probe: cpu-clock at $HZ
-# (3999: with 4x the samples of 999 Hz, the two tools' sampling noise on a
-# 40 % share is ~0.6 points instead of ~1.4, so 3 points is a real bound),
-# user space only (cpu-clock:u: probe counts user space, as perf_event_paranoid
-# 2 allows), with -g.  Each program runs 3 times under each tool, in turn,
-# and each tool's shares are averaged.  The self shares of the top functions
-# (perf report --no-children --sort dso,sym) must agree within 3 points, and
-# the functions each tool names in its top 10 must be named by the other.
+# perf runs the same event at the same rate as probe: cpu-clock at $HZ,
+# user space only (cpu-clock:u: probe counts user space, as
+# perf_event_paranoid 2 allows), with -g, on the same runs: perf records
+# probe record, which runs the program (perf's samples of the program's
+# own command, perf report --comm, less those in probe's handler: libprobe,
+# the libunwind it loads).  Before, each tool had runs of its own, and a
+# program's shares moved between runs by 2 to 3 points alone, more with
+# both cores busy (a CI run: python3 past 3 points).  Each program runs 3
+# times; each tool's shares are averaged.  The self shares of the top
+# functions (perf report --no-children --sort dso,sym) must agree within 3
+# points, and the functions each tool names in its top 10 must be named by
+# the other.  The noise left is the two samplers': about 8,000 samples a
+# run, 24,000 in all, so a 40 % share's difference has a standard
+# deviation of 0.45 points; 3 points are 6.7 of them.
 # Addresses neither tool can name are compared as one group per module
 # ("[unnamed libfoo.so]"): perf shows them as file offsets, probe as ELF
 # addresses, and single addresses are too noisy to compare.  probe reports
@@ -45,20 +51,23 @@ shares_probe() {
 		END { for (k in s) printf "%.2f\t%s\n", s[k], k }' | sort -t"$(printf '\t')" -k1,1nr
 }
 
-# shares_perf FILE: the same from a perf recording
+# shares_perf FILE COMM: the same from a perf recording, of COMM's samples
+# alone, those in probe's handler left out (probe does not count them)
 shares_perf() {
-	perf report -i "$1" --stdio --no-children --sort dso,sym -g none --percent-limit 0 \
-		2>/dev/null | awk '
+	perf report -i "$1" --comm "$2" --stdio --no-children --sort dso,sym -g none \
+		--percent-limit 0 2>/dev/null | awk '
 		/^#/ || NF < 3 { next }
 		{ share = $1; sub("%", "", share); dso = $2
+		  if (dso ~ /^(libprobe|libunwind|liblzma)/) next
 		  i = index($0, "] "); name = substr($0, i + 2); sub(/ +$/, "", name)
 		  if (name !~ /@plt$/) sub(/@.*$/, "", name)     # symbol versions
 		  if (dso == "[unknown]") key = "[unknown]"
 		  else if (name ~ /^0x[0-9a-f]+$/) {
 			sub(/\.so(\..*)?$/, ".so", dso); key = "[unnamed " dso "]"
 		  } else key = name
-		  s[key] += share }
-		END { for (k in s) printf "%.2f\t%s\n", s[k], k }' | sort -t"$(printf '\t')" -k1,1nr
+		  s[key] += share; all += share }
+		END { for (k in s) printf "%.2f\t%s\n", all ? 100 * s[k] / all : 0, k }' |
+		sort -t"$(printf '\t')" -k1,1nr
 }
 
 # compare LABEL: probe's $T/LABEL.p and perf's $T/LABEL.f share lists; two
@@ -90,21 +99,20 @@ average() {
 		sort -t"$(printf '\t')" -k1,1nr
 }
 
-# profile LABEL CMD...: record CMD with both tools, in turn, ROUNDS times
-# (stdin from $T/LABEL.in if it exists), and average each tool's shares:
-# this VM's speed drifts from one run to the next, and the shares of one run
-# of one program under perf alone vary by 2 to 3 points.
+# profile LABEL CMD...: record CMD with both tools at once, ROUNDS times
+# (stdin from $T/LABEL.in if it exists), and average each tool's shares.
 ROUNDS=3
 profile() {
 	label=$1; shift
 	in=/dev/null; [ -f "$T/$label.in" ] && in=$T/$label.in
 	: >"$T/$label.pall"; : >"$T/$label.fall"
 	rc=0
+	comm=$(basename "$1" | cut -c1-15)
 	for r in $(seq "$ROUNDS"); do
-		"$PROBE" record -q -F $HZ -o "$T/$label.$r.probe" -- "$@" <"$in" >/dev/null 2>>"$T/$label.err" || rc=1
-		perf record $PERF_OPTS -e cpu-clock:u -F $HZ -g -o "$T/$label.$r.perf" -- "$@" <"$in" >/dev/null 2>>"$T/$label.err" || rc=1
+		perf record $PERF_OPTS -e cpu-clock:u -F $HZ -g -o "$T/$label.$r.perf" -- \
+			"$PROBE" record -q -F $HZ -o "$T/$label.$r.probe" -- "$@" <"$in" >/dev/null 2>>"$T/$label.err" || rc=1
 		shares_probe "$T/$label.$r.probe" >>"$T/$label.pall"
-		shares_perf "$T/$label.$r.perf" >>"$T/$label.fall"
+		shares_perf "$T/$label.$r.perf" "$comm" >>"$T/$label.fall"
 	done
 	average "$ROUNDS" <"$T/$label.pall" >"$T/$label.p"
 	average "$ROUNDS" <"$T/$label.fall" >"$T/$label.f"

@@ -10,7 +10,7 @@
 # it takes to be painted is printed (measured, not asserted: scripts/bench
 # --flame).  Screenshots are kept in $BUILD/tests/83-flamegraph-*.png.
 . "$(dirname "$0")/lib.sh"
-plan 41
+plan 44
 
 # The unit part runs without a browser.
 "$GT/test_flame" "$T/hostile.svg" >"$T/unit" 2>&1
@@ -31,7 +31,7 @@ elif ! node "$(dirname "$0")/flamegraph.js" "$NPM" >"$T/probe-run" 2>&1; then
 fi
 if [ -n "$why" ]; then
 	i=1
-	while [ $i -lt 41 ]; do skip "$why"; i=$((i + 1)); done
+	while [ $i -lt 44 ]; do skip "$why"; i=$((i + 1)); done
 	exit 0
 fi
 
@@ -187,6 +187,27 @@ set -- $(awk '$1 == "zoom" { print $3, $4 }' "$T/big.out")
 within "${1:-}" "${2:-x}" 0.05
 ok $? "a click zooms on it"
 keep big.png
+
+# ---- allocations (--alloc): each frame as wide as its share of the bytes,
+# the details line in bytes; the HTML page of the same loads
+"$PROBE" record -q --alloc=64K -o "$T/al.probe" -- "$GT/gt_alloc" 256 >/dev/null 2>>"$T/err"
+"$PROBE" report "$T/al.probe" >"$T/al.txt" 2>>"$T/err"
+"$PROBE" report --format svg -o "$T/al.svg" "$T/al.probe" 2>>"$T/err" &&
+	"$PROBE" report --format html -o "$T/al.html" "$T/al.probe" 2>>"$T/err"
+fg load "$T/al.svg" shares hover site_a load "$T/al.html" >"$T/al.out" 2>&1
+is "$(awk '$1 == "load" { print $4 }' "$T/al.out" | tr '\n' ' ')" "0 0 " \
+	"--alloc: the SVG and the HTML page load without a JavaScript error"
+fail=0
+for name in site_a site_b site_c; do
+	want=$(self_share "$T/al.txt" "$name")
+	got=$(field "$T/al.out" share "$name" 3)
+	diag "$name: $got % wide in Chromium, $want % of the bytes in probe report"
+	within "$got" "$want" 0.5 || fail=1
+done
+ok $fail "--alloc: site_a, site_b, site_c as wide in Chromium as their shares of the bytes (+-0.5)"
+d=$(awk '$1 == "hover" { $1 = $2 = ""; sub(/^  /, ""); print }' "$T/al.out")
+echo "$d" | grep -Eq '^site_a in gt_alloc: [0-9]+ samples, [0-9.]+ (KiB|MiB|GiB), [0-9.]+%$'
+ok $? "the mouse over site_a: the details line gives its bytes ($d)"
 
 [ -s "$T/err" ] && { diag "stderr:"; sed 's/^/#   /' "$T/err" | head -20; }
 [ "$_tap_fail" -eq 0 ] || for f in "$T"/*.out; do diag "$f:"; sed 's/^/#   /' "$f"; done

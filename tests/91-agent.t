@@ -17,7 +17,7 @@ command -v go >/dev/null 2>&1 ||
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 48
+plan 49
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # flat TOP NAME: flat % of the go tool pprof -top row named exactly NAME
@@ -176,6 +176,27 @@ done
 is "$bad" 0 "go tool pprof reads every body"
 grep -q "pid%3D$LPID%2C" "$T"/ok/*.url; ok $? "the second process has its own profile (pid $LPID)"
 [ "$seen" -ge 2 ]; ok $? "leaf_five in $seen of them"
+
+# A process sampling allocations beside CPU time (libprobe-alloc.so with
+# PROBE_ALLOC, not alone): two profiles a window, its CPU's and Go's heap
+# profile of its allocations (go tool pprof reads alloc_space there).
+recv "$T/heap" ok
+start_agent "$T/heap.log" --push "http://127.0.0.1:$RPORT" --interval 1
+PROBE_SOCKET="$T/agent.sock" LD_PRELOAD="${LIBPROBE%/*}/libprobe-alloc.so" PROBE_ALLOC=65536 \
+	"$GT/gt_alloc" 512 >/dev/null 2>>"$T/err"
+stop_agent
+kill "$RPID"
+cpu=0 heap=0
+for b in "$T"/heap/*.pb.gz; do
+	[ -e "$b" ] || continue
+	if pprof -raw "$b" 2>/dev/null | grep -q '^PeriodType: space bytes'; then
+		pprof -top -sample_index=alloc_space "$b" 2>/dev/null | grep -q ' site_a$' && heap=$((heap + 1))
+	else
+		pprof -top "$b" 2>/dev/null | grep -q 'site_' && cpu=$((cpu + 1))
+	fi
+done
+[ "$cpu" -ge 1 ] && [ "$heap" -ge 1 ]
+ok $? "allocations beside CPU: $cpu CPU profile(s) and $heap heap profile(s) naming site_a pushed"
 
 # --- the backend failing, or hanging --------------------------------------------
 recv "$T/fail" fail

@@ -306,6 +306,10 @@ static void note_hello(struct aprocs *t, struct aproc *p, const struct probe_msg
 			 PROBE_EVENTS_MAX * (APROC_NAME_MAX + 16)];
 	char comm[64], exe[PROBE_STR_MAX + 1];
 	forget(t, p);
+	p->alloc_beside = 0;
+	for (unsigned i = 0; i < m->u.hello.nextra && i < PROBE_EVENTS_MAX - 1; i++)
+		if (m->u.hello.extra[i].name && !strcmp(m->u.hello.extra[i].name, "alloc"))
+			p->alloc_beside = 1;
 	kernel_names(p->pid, comm, exe);
 	size_t len = hello_encode(m, comm, exe, b, sizeof(b));
 	if (len)
@@ -489,7 +493,7 @@ void aproc_reap(struct aprocs *t)
 {
 	struct aproc *p, *tmp;
 	HASH_ITER(hh, t->byid, p, tmp) {
-		if (!p->gone || p->win)
+		if (!p->gone || p->win || p->win_alloc)
 			continue;
 		HASH_DEL(t->byid, p);
 		proc_free(t, p);

@@ -95,6 +95,8 @@ struct aproc {
 	struct kjit *jits;      /* in the order they came (uthash keeps it) */
 	size_t njits;
 	struct sink *win;       /* its push window (agent.c), or NULL */
+	struct sink *win_alloc; /* the same of its --alloc samples beside another event */
+	int alloc_beside;       /* its HELLO: "alloc" sampled, not its first event */
 	UT_hash_handle hh;
 };
 

@@ -40,7 +40,8 @@
 
 /*
  * One profile, one uid's processes in all of them, everyone's.  With 16
- * pulls (HTTPD_CAPTURES) or one push window a process, the sum binds: the
+ * pulls (HTTPD_CAPTURES) or two push windows a process (its first event's
+ * and its allocations'), the sum binds: the
  * agent's profiles cost at most SINK_ALL_BYTES, and the one pprof being
  * written at most SINK_BYTES more.
  */

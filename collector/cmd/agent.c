@@ -260,20 +260,34 @@ static uint64_t real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The window ends: each process's profile queued, the next one begun. */
+/* One window's profile queued (its pprof's sample types say what it is). */
+static void push_window(struct agent *a, struct aproc *p, struct sink **w, uint64_t now,
+			uint64_t real)
+{
+	uint8_t *body;
+	size_t len;
+
+	if (!*w)
+		return;
+	if (sink_pprof(*w, a->syms, now, &body, &len) == 0)
+		push_add(a->push, push_query(a, p, real), body, len);
+	sink_free(*w);
+	*w = NULL;
+}
+
+/*
+ * The window ends: each process's profile queued, the next one begun.  A
+ * process that samples allocations beside its first event (probe record
+ * --alloc -e ..., PROBE_ALLOC with a CPU event) has a second profile, Go's
+ * heap profile of the window (alloc/inuse, objects/space), pushed as such.
+ */
 static void end_window(struct agent *a)
 {
 	uint64_t now = now_ns(), real = real_ns();
 	struct aproc *p, *tmp;
 	HASH_ITER(hh, a->procs.byid, p, tmp) {
-		if (!p->win)
-			continue;
-		uint8_t *body;
-		size_t len;
-		if (sink_pprof(p->win, a->syms, now, &body, &len) == 0)
-			push_add(a->push, push_query(a, p, real), body, len);
-		sink_free(p->win);
-		p->win = NULL;
+		push_window(a, p, &p->win, now, real);
+		push_window(a, p, &p->win_alloc, now, real);
 	}
 	a->win_mono = now;
 	a->win_real = real;
@@ -327,8 +341,15 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 			p->win->start_mono = a->win_mono;
 			p->win->start_real = a->win_real;
 		}
+		if (!p->win_alloc && p->alloc_beside && m->type == PROBE_F_SAMPLES) {
+			p->win_alloc = sink_new(&a->procs, "alloc", 0);
+			p->win_alloc->start_mono = a->win_mono;
+			p->win_alloc->start_real = a->win_real;
+		}
 		if (p->win)
 			sink_add(p->win, p, m);
+		if (p->win_alloc)
+			sink_add(p->win_alloc, p, m);
 	}
 	if (a->http)
 		httpd_frame(a->http, p, m);
@@ -618,7 +639,7 @@ out:
 	probe_scratch_free(&a.in.sc);
 	struct aproc *p, *tmp;
 	HASH_ITER(hh, a.procs.byid, p, tmp)
-		sink_free(p->win), p->win = NULL;
+		sink_free(p->win), p->win = NULL, sink_free(p->win_alloc), p->win_alloc = NULL;
 	aprocs_free(&a.procs);
 	symcache_free(a.syms);
 	free(lib);
