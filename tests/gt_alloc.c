@@ -2,16 +2,18 @@
  * gt_alloc - ground truth for --alloc: three sites allocate known shares
  * of the bytes, in blocks of mixed sizes, and free them at once:
  *   site_a 50 %, site_b 30 %, site_c 20 %
- *   gt_alloc [MIB [LEAK_KIB [sigfree]]]   (default 256 MiB in all; no leak)
+ *   gt_alloc [MIB [LEAK_KIB [sigfree|hold]]]   (default 256 MiB in all; no leak)
  * LEAK_KIB: keep_leak allocates that many KiB in 1 KiB blocks and never
  * frees them (live at exit); with sigfree a signal handler (SIGUSR1, the
- * program sends it itself) frees them all before the end.  Prints the
- * bytes each site allocated and the blocks allocated in all.
+ * program sends it itself) frees them all before the end; with hold it
+ * prints, then waits (60 s at most) until killed.  Prints the bytes each
+ * site allocated and the blocks allocated in all.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gt_work.h"
 
@@ -103,5 +105,9 @@ int main(int argc, char **argv)
 	}
 	printf("site_a %zu site_b %zu site_c %zu leak %zu blocks %zu\n", a, b, c, l,
 	       nblocks);
+	if (argc > 3 && strcmp(argv[3], "hold") == 0) {
+		fflush(stdout);
+		sleep(60);
+	}
 	return 0;
 }

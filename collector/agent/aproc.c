@@ -310,6 +310,8 @@ static void note_hello(struct aprocs *t, struct aproc *p, const struct probe_msg
 	for (unsigned i = 0; i < m->u.hello.nextra && i < PROBE_EVENTS_MAX - 1; i++)
 		if (m->u.hello.extra[i].name && !strcmp(m->u.hello.extra[i].name, "alloc"))
 			p->alloc_beside = 1;
+	p->has_alloc = p->alloc_beside ||
+		       (m->u.hello.event_name && !strcmp(m->u.hello.event_name, "alloc"));
 	kernel_names(p->pid, comm, exe);
 	size_t len = hello_encode(m, comm, exe, b, sizeof(b));
 	if (len)

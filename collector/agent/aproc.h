@@ -97,6 +97,12 @@ struct aproc {
 	struct sink *win;       /* its push window (agent.c), or NULL */
 	struct sink *win_alloc; /* the same of its --alloc samples beside another event */
 	int alloc_beside;       /* its HELLO: "alloc" sampled, not its first event */
+	int has_alloc;          /* its HELLO: "alloc" sampled (first or beside) */
+	/*
+	 * --http: its allocations since it connected (agent.c), for Go's
+	 * /debug/pprof/heap and /allocs without seconds; freed when it goes.
+	 */
+	struct sink *heap;
 	UT_hash_handle hh;
 };
 

@@ -903,10 +903,50 @@ static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const cha
 	return MHD_YES;
 }
 
+static int wants(const struct req *r, const struct aproc *p);
+
+/*
+ * /heap or /allocs without seconds, as Go answers them: at once, the
+ * allocations of one process since it connected (agent.c keeps them,
+ * aproc.h's heap), in use at this moment and allocated in all.  The
+ * process: the one pid= or comm= names, or the only one the client may
+ * see that samples allocations.
+ */
+static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struct req *r,
+				int allocs)
+{
+	struct aproc *p, *tmp, *one = NULL;
+	unsigned n = 0;
+	HASH_ITER(hh, h->procs->byid, p, tmp)
+		if (p->heap && !p->gone && wants(r, p)) {
+			one = p;
+			n++;
+		}
+	if (n == 0)
+		return text(c, 404, "no process of yours streams allocations to this agent "
+			    "(a program started with LD_PRELOAD=libprobe-alloc.so and "
+			    "PROBE_ALLOC=BYTES does); see /\n");
+	if (n > 1)
+		return text(c, 400, "%u processes stream allocations: name one with pid=PID "
+			    "(see /), or give seconds=N for a window of them all\n", n);
+	uint64_t now = now_ns();
+	if (sink_pprof_now(one->heap, *h->syms, now, allocs, &r->body, &r->len) < 0)
+		return text(c, 500, "the profile could not be written; see the agent's log\n");
+	r->state = R_READY;
+	link_req(&h->sending, r);
+	if (r->cn)
+		sending(h, r->cn, now + HTTPD_SEND_S * NS);
+	h->served++;
+	uint8_t *b = r->body;
+	r->body = NULL;
+	return answer(c, 200, "application/octet-stream", b, r->len, MHD_RESPMEM_MUST_FREE);
+}
+
 /*
  * Start taking a profile for r, or answer why not.  kind: PROF_CPU
  * (/profile), PROF_HEAP or PROF_ALLOCS (the allocations of --alloc, as
- * Go's heap profile: in use by default, or allocated).
+ * Go's heap profile: in use by default, or allocated; without seconds,
+ * one process's since it connected, at once: heap_now).
  */
 enum { PROF_CPU, PROF_HEAP, PROF_ALLOCS };
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, struct req *r,
@@ -937,6 +977,8 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 		return a;
 	r->sees = r->cn->sees;
 	r->uid = r->cn->uid;
+	if (kind != PROF_CPU && !sec)
+		return heap_now(h, c, r, kind == PROF_ALLOCS);
 	r->sink = sink_new(h->procs, kind == PROF_CPU ? NULL : "alloc", kind == PROF_ALLOCS);
 	r->due = r->sink->start_mono + (uint64_t)secs * NS;
 	r->conn = c;

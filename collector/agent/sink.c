@@ -110,19 +110,15 @@ void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m)
 	add_charged(&ad, &copy);
 }
 
-int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
-	       uint8_t **body, size_t *len)
+static int write_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
+		       int alloc_default, uint8_t **body, size_t *len)
 {
 	struct report_opts o = { .file = "(probe agent)", .format = format_find("pprof"), .quiet = 1,
 				 .resolve = { .demangle = 1, .inline_frames = 1 },
-				 .start_real_ns = s->start_real, .alloc_default = s->alloc_default };
+				 .start_real_ns = s->start_real, .alloc_default = alloc_default };
 	o.window_ns = end_mono > s->start_mono ? end_mono - s->start_mono : 1;
 	char *buf = NULL;
 	size_t n = 0;
-	if (!s->finished) {
-		agg_finish(s->agg);
-		s->finished = 1;
-	}
 	FILE *f = open_memstream(&buf, &n);
 	if (!f) {
 		probe_err("cannot build a profile in memory: %s", strerror(errno));
@@ -144,6 +140,23 @@ int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 	*body = (uint8_t *)buf;
 	*len = n;
 	return 0;
+}
+
+int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
+	       uint8_t **body, size_t *len)
+{
+	if (!s->finished) {
+		agg_finish(s->agg);
+		s->finished = 1;
+	}
+	return write_pprof(s, sc, end_mono, s->alloc_default, body, len);
+}
+
+int sink_pprof_now(struct sink *s, struct symcache *sc, uint64_t end_mono,
+		   int alloc_default, uint8_t **body, size_t *len)
+{
+	agg_finish(s->agg);     /* again at each: it takes frames after (top does) */
+	return write_pprof(s, sc, end_mono, alloc_default, body, len);
 }
 
 void sink_free(struct sink *s)

@@ -69,6 +69,12 @@ struct sink *sink_new(struct aprocs *procs, const char *event, int alloc_default
 void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m);
 int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 	       uint8_t **body, size_t *len);
+/*
+ * The same of what s holds so far, s going on taking frames after it (a
+ * process's allocations since it connected); alloc_default as sink_new's.
+ */
+int sink_pprof_now(struct sink *s, struct symcache *sc, uint64_t end_mono,
+		   int alloc_default, uint8_t **body, size_t *len);
 void sink_free(struct sink *s);
 
 #endif

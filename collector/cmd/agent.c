@@ -80,8 +80,10 @@ void agent_usage(FILE *out)
 		"by root: every user's), continuously, for a profiling backend:\n"
 		"  --http ADDR:PORT    serve Go's /debug/pprof/profile?seconds=N (pprof, for\n"
 		"                      Parca, Grafana Alloy, go tool pprof), /heap and\n"
-		"                      /allocs?seconds=N (the allocations of programs\n"
-		"                      started with libprobe-alloc.so and PROBE_ALLOC=BYTES)\n"
+		"                      /allocs (the allocations of programs started with\n"
+		"                      libprobe-alloc.so and PROBE_ALLOC=BYTES: one\n"
+		"                      process's since it started, at once, as Go's; with\n"
+		"                      ?seconds=N those of a window)\n"
 		"                      and an index of the processes at /; PORT alone binds\n"
 		"                      to loopback\n"
 		"  --push URL          send each process's profile to Pyroscope's ingest API\n"
@@ -308,8 +310,11 @@ static void on_closed(void *ctx, struct ingest_conn *c)
 {
 	struct agent *a = ctx;
 	struct aproc *p = aproc_find(&a->procs, (uint32_t)c->pid);
-	if (p && p->connected > 0 && --p->connected == 0)
+	if (p && p->connected > 0 && --p->connected == 0) {
+		sink_free(p->heap);
+		p->heap = NULL;
 		aproc_gone(&a->procs, p);
+	}
 }
 
 static void on_note(void *ctx, enum ingest_note kind, const char *msg)
@@ -351,8 +356,14 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		if (p->win_alloc)
 			sink_add(p->win_alloc, p, m);
 	}
-	if (a->http)
+	if (a->http) {
+		/* Its allocations since it connected (aproc.h), for /heap and /allocs. */
+		if (!p->heap && p->has_alloc && m->type == PROBE_F_SAMPLES)
+			p->heap = sink_new(&a->procs, "alloc", 0);
+		if (p->heap)
+			sink_add(p->heap, p, m);
 		httpd_frame(a->http, p, m);
+	}
 }
 
 /* ---- setting up ------------------------------------------------------- */
@@ -638,8 +649,12 @@ out:
 	free(a.sock);
 	probe_scratch_free(&a.in.sc);
 	struct aproc *p, *tmp;
-	HASH_ITER(hh, a.procs.byid, p, tmp)
-		sink_free(p->win), p->win = NULL, sink_free(p->win_alloc), p->win_alloc = NULL;
+	HASH_ITER(hh, a.procs.byid, p, tmp) {
+		sink_free(p->win);
+		sink_free(p->win_alloc);
+		sink_free(p->heap);
+		p->win = p->win_alloc = p->heap = NULL;
+	}
 	aprocs_free(&a.procs);
 	symcache_free(a.syms);
 	free(lib);
