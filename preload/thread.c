@@ -371,12 +371,13 @@ static unsigned probe_stuck_ended;     /* threads that ended stuck */
  * its signal is on its way, or held by one of glibc's own windows with
  * every signal blocked (posix_spawn, pthread_create), which may last long
  * in wall time (a vfork child slow to exec) but run for less than one
- * sampling period.  A second can come without the thread running: the
- * cpu-clock timer goes on while the hypervisor holds the virtual CPU (a
- * CI run with both cores busy: gt_signals window, which runs microseconds
- * after its first sample, held 2 and was called stuck).  Four mean the
- * thread ran periods more with our signal held: blocked for real, by a raw
- * system call (such a thread gathers hundreds).
+ * sampling period.  A second came once in a CI run with both cores busy
+ * (gt_signals window, which runs microseconds after its first sample,
+ * was called stuck; not reproduced in 40 loaded runs).  The likely cause:
+ * cpu-clock's timer counts the time the hypervisor holds the virtual CPU
+ * (this VM shows steal time).  Four mean the thread ran periods more with
+ * our signal held: blocked for real, by a raw system call (such a thread
+ * gathers hundreds).
  */
 #define STUCK_SAMPLES 4
 
