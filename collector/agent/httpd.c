@@ -903,7 +903,16 @@ static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const cha
 	return MHD_YES;
 }
 
-static int wants(const struct req *r, const struct aproc *p);
+static int wants(const struct req *r, const struct aproc *p)
+{
+	if (r->sees == SEE_NONE || (r->sees == SEE_UID && p->uid != r->uid))
+		return 0;
+	if (r->pid && r->pid != p->pid)
+		return 0;
+	if (r->comm && strcmp(r->comm, p->comm) != 0 && strcmp(r->comm, p->name) != 0)
+		return 0;
+	return 1;
+}
 
 /*
  * /heap or /allocs without seconds, as Go answers them: at once, the
@@ -1206,16 +1215,6 @@ int httpd_timeout(struct httpd *h)
 }
 
 /* r takes p's frames: one it asked for, of a user its client may see. */
-static int wants(const struct req *r, const struct aproc *p)
-{
-	if (r->sees == SEE_NONE || (r->sees == SEE_UID && p->uid != r->uid))
-		return 0;
-	if (r->pid && r->pid != p->pid)
-		return 0;
-	if (r->comm && strcmp(r->comm, p->comm) != 0 && strcmp(r->comm, p->name) != 0)
-		return 0;
-	return 1;
-}
 
 void httpd_frame(struct httpd *h, struct aproc *p, const struct probe_msg *m)
 {
