@@ -903,6 +903,7 @@ static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const cha
 	return MHD_YES;
 }
 
+/* r takes p's frames: one it asked for, of a user its client may see. */
 static int wants(const struct req *r, const struct aproc *p)
 {
 	if (r->sees == SEE_NONE || (r->sees == SEE_UID && p->uid != r->uid))
@@ -1213,8 +1214,6 @@ int httpd_timeout(struct httpd *h)
 	}
 	return (int)ms;
 }
-
-/* r takes p's frames: one it asked for, of a user its client may see. */
 
 void httpd_frame(struct httpd *h, struct aproc *p, const struct probe_msg *m)
 {
