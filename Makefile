@@ -73,7 +73,7 @@ BENCH_SPIN   := $(BUILD)/bench_spin
 # --wake: what a block and wake costs under --off-cpu; --alloc: what an
 # allocation costs under --alloc.
 BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill \
-	$(BUILD)/bench_wake $(BUILD)/bench_alloc
+	$(BUILD)/bench_wake $(BUILD)/bench_alloc $(BUILD)/bench_passthru.so
 
 LIBPROBE := $(BUILD)/libprobe.so
 LIBPROBE_OFFCPU := $(BUILD)/libprobe-offcpu.so
@@ -171,6 +171,10 @@ $(BENCH_SENDER): scripts/bench_sender.c $(wildcard include/probe/*.h)
 $(BENCH_SPIN): scripts/bench_spin.c tests/gt_work.h
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/bench_passthru.so: scripts/bench_passthru.c
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
 $(BUILD)/bench_%: scripts/bench_%.c tests/gt_work.h
 	@mkdir -p $(@D)

@@ -78,9 +78,15 @@ static inline uint64_t mix(const void *p)
 	return ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
 }
 
+/*
+ * The filter's counter of p: the address's bits 4 to 23, no hash (free's
+ * fast path is two instructions shorter for it).  Blocks 16 MiB apart
+ * share a counter: a free that meets another's count takes the rare path
+ * and finds nothing in the table, which is all a collision costs.
+ */
 static inline uint16_t *filter_of(const void *p)
 {
-	return &filter[mix(p) >> (64 - FILTER_BITS)];
+	return &filter[((uintptr_t)p >> 4) & ((1u << FILTER_BITS) - 1)];
 }
 
 /* p, just allocated and sampled: its id, 0 when the table has no room. */

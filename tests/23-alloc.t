@@ -16,7 +16,7 @@
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
 #     first) comes first, said once.
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 31
 
 F="$GT/gt_alloc"
 # 1 GiB in all, sampled about every 64 KiB: about 16,000 samples.
@@ -310,3 +310,11 @@ cmp -s "$T/bare.out" "$T/e.out"
 ok $? "the program's output under --alloc=1 is its own"
 "$PROBE" record -q --alloc=1 -o "$T/x.probe" -- sh -c 'exit 7' >/dev/null 2>&1
 is "$?" 7 "the command's exit status (7) is probe record's"
+
+# --event inuse is what the whole recording left: a time window of it is
+# refused, once, saying where the timeline is.
+"$PROBE" report --event inuse --time 0,1 "$T/l.probe" >"$T/tw.out" 2>"$T/tw.err"
+st=$?
+[ "$st" != 0 ] && [ ! -s "$T/tw.out" ] && [ "$(wc -l <"$T/tw.err")" = 1 ] &&
+	grep -q '^probe: --event inuse: .*not with --time (the speedscope format shows it over time)$' "$T/tw.err"
+ok $? "--event inuse --time: refused (exit $st): $(cat "$T/tw.err")"

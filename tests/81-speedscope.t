@@ -10,7 +10,10 @@
 #       profile per thread, thread shares as probe report --sort comm);
 #   (d) each thread's samples are in time order: the same sequence as the
 #       thread's samples in --format perf-script, whose times never go back,
-#       and speedscope's own timeline of them never goes back either.
+#       and speedscope's own timeline of them never goes back either;
+#   (e) --alloc: weights in bytes, sites' shares as probe report's, live
+#       bytes over time (the peak and the end against gt_alloc's truth),
+#       and --event inuse's samples as the report counts them.
 # Names from hostile files (quotes, backslashes, control bytes, invalid
 # UTF-8) still make valid JSON that speedscope reads.
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +26,7 @@ for m in speedscope ajv puppeteer-core; do
 done
 command -v node >/dev/null 2>&1 || skip_all "no node (Debian nodejs): run scripts/install-deps"
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no Chromium (Debian chromium): run scripts/install-deps"
-plan 24
+plan 27
 export NM="$NPM/node_modules" ROOT
 
 # The reader's side, in node: speedscope's schema, its app, and sums over
@@ -65,11 +68,13 @@ const cmds = {
 		console.log(ok ? 'valid' : 'invalid: ' + ajv.errorsText(ajv.errors).slice(0, 400));
 		process.exit(ok ? 0 : 1);
 	},
-	// shares FILE: "self NAME PCT" (all profiles), "profile NAME PCT N ORDERED"
+	// shares FILE: "self NAME PCT" (all profiles but "in use over time"),
+	// "profile NAME PCT N ORDERED"
 	shares([file]) {
 		const doc = load(file), self = new Map(), prof = [];
 		let total = 0;
 		for (const p of doc.profiles) {
+			if (p.name.startsWith('in use over time: ')) continue;
 			const w = walk(p);
 			let pw = 0;
 			for (const [s, wt] of w) {
@@ -98,6 +103,24 @@ const cmds = {
 		const doc = load(file);
 		for (const p of doc.profiles) console.log('profile ' + JSON.stringify(p.name));
 		for (const f of doc.shared.frames) if (f.file) console.log('file ' + JSON.stringify(f.file));
+	},
+	// moments FILE: "in use over time" profiles' moments, in order: "NAME<TAB>
+	// BYTES<TAB>LEAVES" (the root frame's name, the weight under it, the
+	// leaves under it, sorted, comma-separated)
+	moments([file]) {
+		const doc = load(file);
+		for (const p of doc.profiles) {
+			if (!p.name.startsWith('in use over time: ')) continue;
+			let cur = null;
+			const flush = () => cur && console.log(`${cur.name}\t${cur.w}\t${[...cur.leaves].sort().join(',')}`);
+			for (const [s, w] of walk(p)) {
+				const name = doc.shared.frames[s[0]].name;
+				if (!cur || cur.name !== name) { flush(); cur = {name, w: 0, leaves: new Set()}; }
+				cur.w += w;
+				cur.leaves.add(leafOf(doc, s));
+			}
+			flush();
+		}
 	},
 	// units FILE: each profile's unit, space-separated
 	units([file]) {
@@ -254,7 +277,8 @@ out=$(js schema "$T/al.json" 2>&1)
 ok $? "allocations (--alloc): valid against the schema too ($out)"
 js import "$T/al.json" "$T/al.in.json" >"$T/al.import" 2>&1 &&
 	grep -q ': Importing as speedscope json file$' "$T/al.import" &&
-	[ "$(js units "$T/al.json")" = bytes ] && [ "$(js units "$T/al.in.json")" = bytes ]
+	[ "$(js units "$T/al.json" | tr ' ' '\n' | sort -u)" = bytes ] &&
+	[ "$(js units "$T/al.in.json" | tr ' ' '\n' | sort -u)" = bytes ]
 ok $? "speedscope's app imported it, its unit bytes in the file ($(js units "$T/al.json")) and in speedscope's export ($(js units "$T/al.in.json" 2>&1))"
 js shares "$T/al.json" >"$T/al.shares" && js shares "$T/al.in.json" >"$T/al.in.shares"
 fail=0
@@ -266,6 +290,49 @@ for f in site_a site_b site_c; do
 	within "$got" "$want" 0.5 && within "$imp" "$want" 0.5 || fail=1
 done
 ok $fail "gt_alloc: each site's share of the bytes in the file and as speedscope read it is probe report's"
+
+# Live bytes over time: gt_alloc keeps 16 MiB in 1 KiB blocks, then frees
+# them all in a signal handler.  At a 16 KiB interval a 1 KiB block is
+# sampled with p = 1 - exp(-1/16) = 0.0606: about 993 of the 16,384, sd
+# 30.5 (3.07 %); the peak moment (the most in use, a moment of its own) is
+# 16 MiB within 15 % (4.9 sd: a false failure about once in 10^6 runs).
+# The last moment holds no keep_leak block (all were freed, every free
+# seen).  speedscope's import keeps the moments, in order, and their bytes
+# (those with nothing in use, weight 0 in the file, it leaves out).
+"$PROBE" record -q --alloc=16K -o "$T/ot.probe" -- "$GT/gt_alloc" 32 16384 sigfree \
+	>/dev/null 2>>"$T/err" &&
+"$PROBE" report --format speedscope -o "$T/ot.json" "$T/ot.probe" 2>/dev/null &&
+js moments "$T/ot.json" >"$T/ot.m" && js import "$T/ot.json" "$T/ot.in.json" >/dev/null 2>&1 &&
+js moments "$T/ot.in.json" >"$T/ot.in.m"
+ok $? "in use over time: recorded, written, read back from speedscope's export ($(wc -l <"$T/ot.m") moments)"
+peak=$(awk -F '\t' '$2 > m { m = $2 } END { print m + 0 }' "$T/ot.m")
+last=$(tail -n 1 "$T/ot.m")
+diag "peak moment: $peak bytes (16777216 kept); last: $last"
+awk -F '\t' '$2 > 0' "$T/ot.m" >"$T/ot.m0"
+{ cmp -s "$T/ot.m0" "$T/ot.in.m" ||
+  { diag "speedscope's export differs:"; diff "$T/ot.m0" "$T/ot.in.m" | head -5 | sed 's/^/#   /'; false; }; } &&
+	awk -v p="$peak" 'BEGIN { exit !(p > 16777216 * 0.85 && p < 16777216 * 1.15) }' &&
+	! printf '%s\n' "$last" | grep -q keep_leak &&
+	awk -F '\t' '{ sub(/^in use at /, "", $1); sub(/ s:.*/, "", $1) }
+		NR > 1 && $1 + 0 < t { bad = 1 } { t = $1 + 0 } END { exit bad }' "$T/ot.m"
+ok $? "in use over time: the peak moment holds 16 MiB within 15 % ($peak), the last none of keep_leak's, times in order, speedscope's export the same"
+
+# --event inuse: each thread's profile holds the allocations in use at the
+# end alone (leak 4 MiB, never freed): the bytes are the text report's, and
+# perf-script shows as many samples as it counts.
+"$PROBE" record -q --alloc=16K -o "$T/iu.probe" -- "$GT/gt_alloc" 32 4096 >/dev/null 2>>"$T/err" &&
+"$PROBE" report --event inuse --format speedscope -o "$T/iu.json" "$T/iu.probe" 2>>"$T/err" &&
+"$PROBE" report --event inuse --format perf-script -o "$T/iu.txt" "$T/iu.probe" 2>>"$T/err" &&
+"$PROBE" report --event inuse "$T/iu.probe" >"$T/iu.report" 2>>"$T/err"
+want=$(sed -n 's/^# in use at the end: .*(\([0-9]*\) bytes, estimated) in \([0-9]*\) samples.*/\1 \2/p' "$T/iu.report")
+got=$(node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1]));
+	let w = 0, n = 0;
+	for (const p of d.profiles) if (!p.name.startsWith("in use over time: "))
+		{ p.weights.forEach(x => w += x); n += p.samples.length; }
+	console.log(w + " " + n)' "$T/iu.json")
+ps=$(grep -c ' inuse:u: $' "$T/iu.txt")
+[ -n "$want" ] && [ "$got" = "$want" ] && [ "$ps" = "${want#* }" ] && [ "$(js schema "$T/iu.json")" = valid ]
+ok $? "--event inuse: speedscope's threads hold what the report says is in use at the end ($got; report: $want; perf-script: $ps samples)"
 
 [ "$_tap_fail" -eq 0 ] || { diag "stderr:"; sed 's/^/#   /' "$T/err" | head -20; }
 done_testing

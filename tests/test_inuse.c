@@ -69,31 +69,38 @@ static void test_follow(void)
 	uint64_t w = 0;
 	double objs = 0;
 
-	ok(inuse_alloc(u, 0, 1, &row_a, 100, 1.0, 10) == 1, "allocation 1 (100 bytes) in use");
-	ok(inuse_alloc(u, 0, 2, &row_b, 50, 2.0, 20) == 1, "allocation 2 (50 bytes) in use");
-	ok(inuse_freed(u, 0, 1, &row, &w, &objs, 1) == 1 && row == &row_a && w == 100 &&
+	ok(inuse_alloc(u, 0, 1, &row_a, 100, 1.0, 10, 0, NULL) == 1, "allocation 1 (100 bytes) in use");
+	ok(inuse_alloc(u, 0, 2, &row_b, 50, 2.0, 20, 0, NULL) == 1, "allocation 2 (50 bytes) in use");
+	ok(inuse_freed(u, 0, 1, &row, &w, &objs, 1, 0, NULL) == 1 && row == &row_a && w == 100 &&
 	   objs == 1.0, "free 1: its row, weight and objects");
-	ok(inuse_alloc(u, 0, 3, &row_a, 20, 1.0, 30) == 1, "allocation 3 (20 bytes)");
+	uint64_t tag = 0, when = 0;
+	ok(inuse_alloc(u, 0, 4, &row_a, 1, 1.0, 25, 41, NULL) == 1 &&
+	   inuse_freed(u, 0, 4, &row, &w, &objs, 1, 26, &tag) == 1 && tag == 41,
+	   "an allocation's tag comes back with its free (%llu)", (unsigned long long)tag);
+	ok(inuse_freed(u, 0, 5, &row, &w, &objs, 1, 27, NULL) == 0 &&
+	   inuse_alloc(u, 0, 5, &row_a, 1, 1.0, 28, 42, &when) == 0 && when == 27,
+	   "an early free's time comes with its allocation (%llu)", (unsigned long long)when);
+	ok(inuse_alloc(u, 0, 3, &row_a, 20, 1.0, 30, 0, NULL) == 1, "allocation 3 (20 bytes)");
 	const struct inuse_totals *t = inuse_totals(u);
 	ok(t->bytes == 70 && t->objects == 2 && t->peak == 150 && t->peak_ns == 20,
 	   "in use 70 bytes in 2, the peak 150 at the second allocation (%llu, %llu, %llu at %llu)",
 	   (unsigned long long)t->bytes, (unsigned long long)t->objects,
 	   (unsigned long long)t->peak, (unsigned long long)t->peak_ns);
 	/* A free that comes before its allocation (another thread's ring). */
-	ok(inuse_freed(u, 0, 9, &row, &w, &objs, 1) == 0 && t->freed_first == 1,
+	ok(inuse_freed(u, 0, 9, &row, &w, &objs, 1, 0, NULL) == 0 && t->freed_first == 1,
 	   "free 9 before allocation 9: kept for it");
-	ok(inuse_alloc(u, 0, 9, &row_b, 500, 1.0, 40) == 0 && t->freed_first == 0 &&
+	ok(inuse_alloc(u, 0, 9, &row_b, 500, 1.0, 40, 0, NULL) == 0 && t->freed_first == 0 &&
 	   t->bytes == 70, "allocation 9 then: not in use");
 	/* Forged: an id twice, id 0; the same id in another image is another. */
-	ok(inuse_alloc(u, 0, 2, &row_b, 5, 1.0, 50) == -1 && t->untracked == 1,
+	ok(inuse_alloc(u, 0, 2, &row_b, 5, 1.0, 50, 0, NULL) == -1 && t->untracked == 1,
 	   "an id given twice: the first kept, the second not followed");
-	ok(inuse_alloc(u, 0, 0, &row_b, 5, 1.0, 50) == -1 && t->untracked == 2,
+	ok(inuse_alloc(u, 0, 0, &row_b, 5, 1.0, 50, 0, NULL) == -1 && t->untracked == 2,
 	   "id 0: not followed");
-	ok(inuse_alloc(u, 1, 2, &row_b, 5, 1.0, 60) == 1 && t->objects == 3,
+	ok(inuse_alloc(u, 1, 2, &row_b, 5, 1.0, 60, 0, NULL) == 1 && t->objects == 3,
 	   "id 2 of another image: its own");
 	/* No room to keep an early free: forgotten, its allocation in use. */
-	ok(inuse_freed(u, 0, 77, &row, &w, &objs, 0) == 0 && t->freed_first == 0 &&
-	   inuse_alloc(u, 0, 77, &row_a, 8, 1.0, 70) == 1,
+	ok(inuse_freed(u, 0, 77, &row, &w, &objs, 0, 0, NULL) == 0 && t->freed_first == 0 &&
+	   inuse_alloc(u, 0, 77, &row_a, 8, 1.0, 70, 0, NULL) == 1,
 	   "an early free with no room: forgotten, its allocation counted in use");
 	uint64_t sum[2] = { 0, 0 };
 	inuse_each(u, add_up, sum);
@@ -105,7 +112,7 @@ static void test_follow(void)
 
 int main(void)
 {
-	plan(6 + 12);
+	plan(6 + 14);
 	test_split();
 	test_follow();
 	return done();

@@ -608,10 +608,9 @@ static char *event_names(const struct agg *a)
 static int report_one(struct report_opts *o, struct filters *fl, int header,
 		      const char *event, FILE *out, struct agg **keep)
 {
-	if (event && strcmp(event, "inuse") == 0 && (o->format->samples || fl->time_set)) {
-		probe_err("--event inuse: what stays in use is shown by function, not "
-			  "sample by sample: not with --format %s%s", o->format->name,
-			  fl->time_set ? " or --time" : "");
+	if (event && strcmp(event, "inuse") == 0 && fl->time_set) {
+		probe_err("--event inuse: what stays in use is what the whole recording "
+			  "left: not with --time (the speedscope format shows it over time)");
 		return -1;
 	}
 	struct agg *a = report_load_event(o->file, o->format->samples || fl->time_set,

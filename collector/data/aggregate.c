@@ -906,7 +906,7 @@ static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
 		a->samples = xgrow(a->samples, &a->samples_cap, a->nsamples + 1,
 				   sizeof(*a->samples));
 		a->samples[a->nsamples++] =
-			(struct agg_sample){ s->time_ns, s->weight, c->id };
+			(struct agg_sample){ s->time_ns, s->weight, c->id, 0 };
 	}
 	count_total(a, s);
 	return c;
@@ -914,7 +914,7 @@ static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
 
 /* What an allocation followed (or an early free) costs: inuse.c's entry,
  * uthash's handle and malloc's header. */
-#define INUSE_COST 128u
+#define INUSE_COST 144u
 
 /* The inuse event's totals: the allocations in use now. */
 static void inuse_event(struct agg *a)
@@ -926,6 +926,17 @@ static void inuse_event(struct agg *a)
 		a->events[id].samples = t->objects;
 		a->events[id].weight = t->bytes;
 	}
+}
+
+/*
+ * The kept sample tag - 1 (agg_keep_samples: tag is its index + 1, 0 for
+ * none) is an allocation freed at time ns.  Before agg_finish, indices
+ * are those of arrival.
+ */
+static void freed_at(struct agg *a, uint64_t tag, uint64_t ns)
+{
+	if (tag && tag <= a->nsamples && !a->finished_samples)
+		a->samples[tag - 1].freed = ns ? ns : 1;
 }
 
 /* A row's allocation freed (or found freed): out of what it holds in use. */
@@ -961,12 +972,15 @@ static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
 	if (!a->inuse)
 		a->inuse = inuse_new();
 	if (kind == INUSE_FREED) {
-		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, 0) == 1) {
+		uint64_t tag = 0;
+
+		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, 0, 0, &tag) == 1) {
 			take_out(a, row, w, objs);
 			a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;
+			freed_at(a, tag, s->time_ns);
 		} else if (room(a, INUSE_COST)) {
 			/* A free before its allocation, kept while there is room. */
-			inuse_freed(a->inuse, img, id, &row, &w, &objs, 1);
+			inuse_freed(a->inuse, img, id, &row, &w, &objs, 1, s->time_ns, NULL);
 		}
 		inuse_event(a);
 		return;
@@ -982,7 +996,12 @@ static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
 	row = c ? (void *)c : (void *)&a->inuse_row;    /* not shown: totals alone */
 	if (!room(a, INUSE_COST))
 		id = 0;                 /* not followed */
-	int r = inuse_alloc(a->inuse, img, id, row, s->weight, objects, s->time_ns);
+	/* Kept (agg_keep_samples): its index, for its free's time. */
+	uint64_t tag = c && a->keep ? a->nsamples : 0, early = 0;
+	int r = inuse_alloc(a->inuse, img, id, row, s->weight, objects, s->time_ns, tag,
+			    &early);
+	if (r == 0)
+		freed_at(a, tag, early);
 	/* Not kept: what was charged for it back, and for its early free. */
 	for (int back = r == 0 ? 2 : r < 0 && id ? 1 : 0; back > 0; back--)
 		a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;

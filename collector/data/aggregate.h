@@ -30,7 +30,7 @@
  *     a HELLO, MAP, THREAD or JIT frame in frames_dropped (a process
  *     whose HELLO did not fit has its samples dropped until one does).
  *     Samples of stacks and threads already kept are always counted.
- *     agg_keep_samples()' 24 bytes a sample are not bounded.
+ *     agg_keep_samples()' 32 bytes a sample are not bounded.
  *   - A JIT frame (code generated at run time, named by its runtime) is kept
  *     as a mapping of its own, with jit set and its name as path: the same
  *     generations give a reused address the name it had when it was
@@ -121,6 +121,11 @@ struct agg_sample {
 	uint64_t time;          /* ns, CLOCK_MONOTONIC of the recording machine */
 	uint64_t weight;        /* its period (ns for clock events) */
 	uint32_t count;         /* its row of agg_counts(): image, tid, stack */
+	/*
+	 * An allocation (--alloc) seen freed: when (ns as time, at least 1);
+	 * 0: in use at the end (or not an allocation, or its free unseen).
+	 */
+	uint64_t freed;
 };
 
 /* The recording's INFO frame (wire.h), when it has one. */
@@ -184,7 +189,7 @@ int agg_inuse_shown(const struct agg *a);
 /* The events the processes sampled, by name, in the order they came. */
 size_t agg_nevents(const struct agg *a);
 const struct agg_event *agg_events(const struct agg *a);
-/* Keep every sample too (24 bytes each); call before the first agg_add. */
+/* Keep every sample too (32 bytes each); call before the first agg_add. */
 void agg_keep_samples(struct agg *a);
 /* The samples kept, in time order (ties in the order they came). */
 size_t agg_nsamples(const struct agg *a);

@@ -20,6 +20,8 @@ struct ent {
 	void *row;                      /* NULL: a free that came first */
 	uint64_t weight;
 	double objects;
+	uint64_t tag;                   /* the caller's, for its free */
+	uint64_t freed_ns;              /* a free that came first: its time */
 	UT_hash_handle hh;
 };
 
@@ -89,7 +91,8 @@ static void drop(struct inuse *u, struct ent *e)
 }
 
 int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
-		uint64_t weight, double objects, uint64_t time_ns)
+		uint64_t weight, double objects, uint64_t time_ns, uint64_t tag,
+		uint64_t *freed_ns)
 {
 	struct ent *e = id ? find(u, image, id) : NULL;
 
@@ -98,6 +101,8 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 		return -1;
 	}
 	if (e && !e->row) {             /* its free came first */
+		if (freed_ns)
+			*freed_ns = e->freed_ns;
 		drop(u, e);
 		u->t.freed_first--;
 		return 0;
@@ -111,6 +116,7 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 	e->row = row;
 	e->weight = weight;
 	e->objects = objects;
+	e->tag = tag;
 	HASH_ADD(hh, u->map, k, sizeof e->k, e);
 	u->t.bytes = sat_add(u->t.bytes, weight);
 	u->t.objects++;
@@ -122,11 +128,14 @@ int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
 }
 
 int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
-		uint64_t *weight, double *objects, int keep)
+		uint64_t *weight, double *objects, int keep, uint64_t time_ns,
+		uint64_t *tag)
 {
 	struct ent *e = find(u, image, id);
 
 	if (e && e->row) {
+		if (tag)
+			*tag = e->tag;
 		*row = e->row;
 		*weight = e->weight;
 		*objects = e->objects;
@@ -138,6 +147,7 @@ int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
 	if (!e && id && keep) {         /* its allocation is to come */
 		e = xcalloc(1, sizeof(*e));
 		e->k = (struct key){ id, image, 0 };
+		e->freed_ns = time_ns;
 		HASH_ADD(hh, u->map, k, sizeof e->k, e);
 		u->t.freed_first++;
 	}

@@ -44,15 +44,22 @@ struct inuse;
 struct inuse *inuse_new(void);
 void inuse_free(struct inuse *u);
 int inuse_split(struct probe_sample_raw *s, uint64_t *id);
-/* 1: counted as in use; 0: its free came first (not in use); -1: no room. */
-int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
-		uint64_t weight, double objects, uint64_t time_ns);
 /*
- * 1: *row and *weight are the allocation's, now freed; 0: it is to come
- * (kept for it when keep, else forgotten: it will count as in use).
+ * 1: counted as in use (tag kept for its free); 0: its free came first
+ * (not in use; *freed_ns, when not NULL, the time that free was given);
+ * -1: no room.
+ */
+int inuse_alloc(struct inuse *u, uint32_t image, uint64_t id, void *row,
+		uint64_t weight, double objects, uint64_t time_ns, uint64_t tag,
+		uint64_t *freed_ns);
+/*
+ * 1: *row, *weight, *objects and *tag (when not NULL) are the
+ * allocation's, now freed; 0: it is to come (kept for it, with time_ns,
+ * when keep, else forgotten: it will count as in use).
  */
 int inuse_freed(struct inuse *u, uint32_t image, uint64_t id, void **row,
-		uint64_t *weight, double *objects, int keep);
+		uint64_t *weight, double *objects, int keep, uint64_t time_ns,
+		uint64_t *tag);
 /* Calls fn for each allocation still in use. */
 void inuse_each(const struct inuse *u, void (*fn)(void *row, uint64_t weight, void *arg),
 		void *arg);

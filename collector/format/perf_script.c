@@ -9,6 +9,8 @@
  *       "COMM %7u/%-7u %12s: %10PERIOD EVENT: \n"   (sic: a space ends it)
  *     then one line per frame, leaf first, then an empty line:
  *       "\t%16x SYMBOL+0xOFF (MODULE PATH)\n"
+ *   - --event inuse: each allocation still in use at the end, at the time
+ *     it was made, its EVENT "inuse".
  *   - COMM is the thread's name (else the process's; leading spaces
  *     dropped, which the readers' "^(\S.+?)\s+(\d+)" could not take), TIME
  *     seconds.microseconds of the recording's clock (CLOCK_MONOTONIC), PERIOD
@@ -92,7 +94,8 @@ static void print_header(const struct report_ctx *c, const struct agg_sample *sm
 	const uint64_t *addrs = agg_stack(c->agg, k->stack, &n);
 	/* --off-cpu: a wait is an "off-cpu" sample, its period in ns. */
 	int off = n > 0 && addrs[0] == AGG_FRAME_OFFCPU;
-	const char *ev = off ? "off-cpu" : im->event_name[0] ? im->event_name : "unknown";
+	const char *ev = off ? "off-cpu" : agg_inuse_shown(c->agg) ? "inuse" :
+			 im->event_name[0] ? im->event_name : "unknown";
 	char time[48];
 	snprintf(time, sizeof(time), "%" PRIu64 ".%06" PRIu64, sm->time / 1000000000u,
 		 sm->time % 1000000000u / 1000u);
@@ -218,7 +221,8 @@ int report_perf_script(const struct report_ctx *c, FILE *out)
 		.len = xcalloc(ncounts ? ncounts : 1, sizeof(*ch.len)),
 	};
 	for (size_t i = 0; i < agg_nsamples(a); i++) {
-		if (sm[i].count >= ncounts)
+		/* --event inuse: the allocations not freed by the end alone. */
+		if (sm[i].count >= ncounts || (agg_inuse_shown(a) && sm[i].freed))
 			continue;
 		print_header(c, &sm[i], &counts[sm[i].count], kernel, out);
 		write_chain(c, &ch, sm[i].count, out);

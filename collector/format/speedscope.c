@@ -22,6 +22,17 @@
  *     nanoseconds, the thread's first sample, ns after the recording's
  *     first, else 0; endValue = startValue + the sum of its weights (the
  *     importer takes endValue - startValue as the profile's length).
+ *   - Allocations (--alloc): after the threads, one profile per process
+ *     image, "in use over time: comm pid": moments (100 at most, evenly
+ *     from its first allocation to its last allocation or free; fewer
+ *     where it has many stacks; and the peak's, just after the allocation
+ *     that took the total to its most), each a root frame "in use at T s:
+ *     SIZE" (T after the recording's first sample) above the stacks of the
+ *     sampled allocations in use then, each weighted with its bytes
+ *     (unbiased), so that the Time Order view draws live bytes over time
+ *     (a moment with nothing in use: its frame alone, weight 0).
+ *     With --event inuse, a thread's profile holds the allocations still
+ *     in use at the end alone.
  *   - activeProfileIndex: the heaviest thread, the one speedscope opens.
  *   - Strings come from untrusted files: every one is read through
  *     printable_next (util.h: control characters, C1 ones too, and each
@@ -44,6 +55,7 @@ struct sframe {
 	uint32_t loc;
 	const char *file;       /* source file, or NULL */
 	unsigned line;          /* lowest line sampled in file, 0: none */
+	char *name;             /* a moment of "in use over time" (not a loc) */
 };
 
 struct prof {
@@ -75,6 +87,22 @@ struct scope {
 	size_t nprofs, profs_cap;
 	uint32_t *prof_of_count;        /* count row -> its profile */
 	size_t *order;          /* sample indices grouped by profile, in time order */
+	struct overtime *ots;   /* --alloc: in use over time, one per image */
+	size_t nots;
+};
+
+/* A moment's allocations of one stack in use: one sample of "over time". */
+struct osample {
+	uint32_t moment;        /* the moment's frame */
+	uint32_t row;           /* the count row: its stack; UINT32_MAX: none */
+	uint64_t bytes;
+};
+
+struct overtime {
+	uint32_t image, pid;
+	struct osample *v;
+	size_t n, cap;
+	uint64_t weight;
 };
 
 /* ---- JSON strings ----------------------------------------------------- */
@@ -108,7 +136,7 @@ static uint32_t frame_of(struct scope *s, uint32_t loc, const struct rsrc *src)
 	}
 	if (!s->frame_of_loc[loc]) {
 		s->frames = xgrow(s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames));
-		s->frames[s->nframes] = (struct sframe){ loc, NULL, 0 };
+		s->frames[s->nframes] = (struct sframe){ loc, NULL, 0, NULL };
 		s->frame_of_loc[loc] = (uint32_t)++s->nframes;
 	}
 	struct sframe *f = &s->frames[s->frame_of_loc[loc] - 1];
@@ -225,14 +253,24 @@ static uint64_t weight_of(const struct scope *s, const struct agg_sample *sm)
 	return s->c->by_samples ? 1 : sm->weight;
 }
 
+/*
+ * A sample a thread's profile shows: with --event inuse, the allocations
+ * not freed by the end alone.
+ */
+static int shown(const struct scope *s, const struct agg_sample *sm)
+{
+	return sm->count < agg_ncounts(s->c->agg) &&
+	       !(agg_inuse_shown(s->c->agg) && sm->freed);
+}
+
 /* order[]: the samples of each profile together, each in time order. */
 static void group_samples(struct scope *s)
 {
 	const struct agg *a = s->c->agg;
-	size_t n = agg_nsamples(a), ncounts = agg_ncounts(a);
+	size_t n = agg_nsamples(a);
 	const struct agg_sample *sm = agg_samples(a);
 	for (size_t i = 0; i < n; i++) {
-		if (sm[i].count >= ncounts)
+		if (!shown(s, &sm[i]))
 			continue;
 		struct prof *p = &s->profs[s->prof_of_count[sm[i].count]];
 		if (!p->nsamples++)
@@ -247,12 +285,178 @@ static void group_samples(struct scope *s)
 	s->order = xmalloc((at ? at : 1) * sizeof(*s->order));
 	size_t *fill = xcalloc(s->nprofs ? s->nprofs : 1, sizeof(*fill));
 	for (size_t i = 0; i < n; i++) {
-		if (sm[i].count >= ncounts)
+		if (!shown(s, &sm[i]))
 			continue;
 		uint32_t p = s->prof_of_count[sm[i].count];
 		s->order[s->profs[p].at + fill[p]++] = i;
 	}
 	free(fill);
+}
+
+/* ---- in use over time (--alloc) ------------------------------------------ */
+
+/*
+ * Moments of one process image, MOMENTS_MAX at most, evenly from its first
+ * allocation to its last allocation or free, and fewer where it has many
+ * stacks: MOMENT_ROWS moments x stacks at most.
+ */
+#define MOMENTS_MAX 100
+#define MOMENT_ROWS 100000
+
+struct free_ev {
+	uint64_t t;
+	size_t i;               /* the allocation's sample */
+};
+
+static int cmp_free_ev(const void *x, const void *y)
+{
+	const struct free_ev *a = x, *b = y;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/*
+ * A frame of its own for a moment: "in use at T s: SIZE", T to the ms, or
+ * to the us where moments are less than 1 ms apart.
+ */
+static uint32_t moment_frame(struct scope *s, uint64_t t, uint64_t step, uint64_t bytes)
+{
+	uint64_t t_min = agg_totals(s->c->agg)->t_min;
+	char size[32];
+	if (s->c->by_samples)
+		snprintf(size, sizeof size, "%" PRIu64 " samples", bytes);
+	else
+		human_size(bytes, size, sizeof size);
+	s->frames = xgrow(s->frames, &s->frames_cap, s->nframes + 1, sizeof(*s->frames));
+	s->frames[s->nframes] = (struct sframe){
+		0, NULL, 0, xasprintf("in use at %.*f s: %s", step < 1000000 ? 6 : 3,
+				      t >= t_min ? (double)(t - t_min) / 1e9 : 0.0, size),
+	};
+	return (uint32_t)s->nframes++;
+}
+
+/*
+ * When the most was in use: allocations and frees in time order (at one
+ * time, the allocations first), the time after which the total was largest.
+ */
+static uint64_t peak_time(const struct scope *s, const size_t *idx, size_t ni,
+			  const struct free_ev *fr, size_t nf)
+{
+	const struct agg_sample *sm = agg_samples(s->c->agg);
+	uint64_t total = 0, best = 0, when = sm[idx[0]].time;
+	for (size_t ai = 0, fi = 0; ai < ni || fi < nf;) {
+		if (ai < ni && (fi == nf || sm[idx[ai]].time <= fr[fi].t)) {
+			total = sat_add(total, weight_of(s, &sm[idx[ai]]));
+			if (total > best) {
+				best = total;
+				when = sm[idx[ai]].time;
+			}
+			ai++;
+		} else {
+			uint64_t w = weight_of(s, &sm[fr[fi++].i]);
+			total -= w <= total ? w : total;
+		}
+	}
+	return when;
+}
+
+/*
+ * The moments from t0 to t1, k of them, the peak's added, and what was in
+ * use at each (live[]).
+ */
+static void moments(struct scope *s, struct overtime *o, const size_t *idx, size_t ni,
+		    const struct free_ev *fr, size_t nf, const uint32_t *rows, size_t nrows)
+{
+	const struct agg_sample *sm = agg_samples(s->c->agg);
+	uint64_t t0 = sm[idx[0]].time, t1 = sm[idx[ni - 1]].time;
+	if (nf && fr[nf - 1].t > t1)
+		t1 = fr[nf - 1].t;
+	size_t k = MOMENT_ROWS / nrows;
+	k = t1 == t0 ? 1 : k < 2 ? 2 : k > MOMENTS_MAX ? MOMENTS_MAX : k;
+	uint64_t peak = peak_time(s, idx, ni, fr, nf);
+	uint64_t *live = xcalloc(agg_ncounts(s->c->agg), sizeof(*live));
+	for (size_t j = 0, ai = 0, fi = 0, peak_done = 0; j < k; j++) {
+		uint64_t t = k == 1 || j == k - 1 ? t1 :
+			     t0 + (uint64_t)((double)(t1 - t0) * (double)j / (double)(k - 1));
+		if (!peak_done && peak <= t) {
+			/* Past the previous moment: the peak's first, then t's. */
+			peak_done = 1;
+			if (peak < t) {
+				t = peak;
+				j--;    /* unsigned: j == 0 cannot be (peak >= t0) */
+			}
+		}
+		for (; ai < ni && sm[idx[ai]].time <= t; ai++)
+			live[sm[idx[ai]].count] = sat_add(live[sm[idx[ai]].count],
+							   weight_of(s, &sm[idx[ai]]));
+		for (; fi < nf && fr[fi].t <= t; fi++) {
+			uint64_t *l = &live[sm[fr[fi].i].count], w = weight_of(s, &sm[fr[fi].i]);
+			*l -= w <= *l ? w : *l;
+		}
+		uint64_t total = 0;
+		for (size_t r = 0; r < nrows; r++)
+			total = sat_add(total, live[rows[r]]);
+		uint32_t m = moment_frame(s, t, k > 1 ? (t1 - t0) / (k - 1) : 0, total);
+		if (!total) {           /* nothing in use: the moment alone, weight 0 */
+			o->v = xgrow(o->v, &o->cap, o->n + 1, sizeof(*o->v));
+			o->v[o->n++] = (struct osample){ m, UINT32_MAX, 0 };
+		}
+		for (size_t r = 0; r < nrows; r++) {
+			if (!live[rows[r]])
+				continue;
+			o->v = xgrow(o->v, &o->cap, o->n + 1, sizeof(*o->v));
+			o->v[o->n++] = (struct osample){ m, rows[r], live[rows[r]] };
+			o->weight = sat_add(o->weight, live[rows[r]]);
+		}
+	}
+	free(live);
+}
+
+/* One image's allocations (its samples, in time order) over time. */
+static void overtime_of(struct scope *s, struct overtime *o)
+{
+	const struct agg *a = s->c->agg;
+	const struct agg_sample *sm = agg_samples(a);
+	const struct agg_count *counts = agg_counts(a);
+	size_t n = agg_nsamples(a), ncounts = agg_ncounts(a), ni = 0, nf = 0, nrows = 0;
+	size_t *idx = xmalloc((n ? n : 1) * sizeof(*idx));
+	struct free_ev *fr = xmalloc((n ? n : 1) * sizeof(*fr));
+	uint32_t *rows = xmalloc((ncounts ? ncounts : 1) * sizeof(*rows));
+	uint8_t *seen = xcalloc(ncounts ? ncounts : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		if (sm[i].count >= ncounts || counts[sm[i].count].image != o->image)
+			continue;
+		idx[ni++] = i;
+		if (sm[i].freed)        /* never before its allocation */
+			fr[nf++] = (struct free_ev){ sm[i].freed > sm[i].time ? sm[i].freed :
+						     sm[i].time, i };
+		if (!seen[sm[i].count]) {
+			seen[sm[i].count] = 1;
+			rows[nrows++] = sm[i].count;
+		}
+	}
+	if (nf)
+		qsort(fr, nf, sizeof(*fr), cmp_free_ev);
+	if (ni)
+		moments(s, o, idx, ni, fr, nf, rows, nrows);
+	free(seen);
+	free(rows);
+	free(fr);
+	free(idx);
+}
+
+/* An "in use over time" profile for each image with allocations. */
+static void build_overtime(struct scope *s)
+{
+	if (!agg_bytes(s->c->agg))
+		return;
+	for (size_t p = 0; p < s->nprofs; p++) {
+		if (s->nots && s->ots[s->nots - 1].image == s->profs[p].image)
+			continue;       /* profs are sorted: an image's are together */
+		s->ots = xrealloc(s->ots, (s->nots + 1) * sizeof(*s->ots));
+		s->ots[s->nots] = (struct overtime){ .image = s->profs[p].image,
+						     .pid = s->profs[p].pid };
+		overtime_of(s, &s->ots[s->nots++]);
+	}
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -270,8 +474,13 @@ static void write_frames(const struct scope *s, FILE *out)
 	fputs("\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct sframe *f = &s->frames[i];
-		const struct loc *l = resolver_loc(s->c->res, f->loc);
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		if (f->name) {
+			json_str(out, f->name);
+			fputc('}', out);
+			continue;
+		}
+		const struct loc *l = resolver_loc(s->c->res, f->loc);
 		json_str(out, l->sym);
 		/* Without a source file, the module: what speedscope can show. */
 		const char *file = f->file ? f->file : l->dso_path[0] != '[' ? l->dso_path : NULL;
@@ -314,6 +523,28 @@ static void write_profile(const struct scope *s, const struct prof *p, FILE *out
 	fputs("]}", out);
 }
 
+static void write_overtime(const struct scope *s, const struct overtime *o, FILE *out)
+{
+	char *name = xasprintf("in use over time: %s %u",
+			       report_thread_name(s->c->agg, o->image, o->pid), o->pid);
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	json_str(out, name);
+	free(name);
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64
+		",\n\"samples\":[", s->c->by_samples ? "none" : "bytes", o->weight);
+	for (size_t i = 0; i < o->n; i++) {
+		uint32_t k = o->v[i].row;
+		fprintf(out, i ? ",\n[%u" : "\n[%u", o->v[i].moment);
+		for (uint32_t j = 0; k != UINT32_MAX && j < s->stack_len[k]; j++)
+			fprintf(out, ",%u", s->stacks[s->stack_at[k] + j]);
+		fputc(']', out);
+	}
+	fputs("],\n\"weights\":[", out);
+	for (size_t i = 0; i < o->n; i++)
+		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, o->v[i].bytes);
+	fputs("]}", out);
+}
+
 /* The heaviest thread: what speedscope shows first. */
 static size_t heaviest(const struct scope *s)
 {
@@ -326,6 +557,8 @@ static size_t heaviest(const struct scope *s)
 
 static void scope_free(struct scope *s)
 {
+	for (size_t i = 0; i < s->nframes; i++)
+		free(s->frames[i].name);
 	free(s->frames);
 	free(s->frame_of_loc);
 	free(s->stacks);
@@ -334,6 +567,9 @@ static void scope_free(struct scope *s)
 	free(s->profs);
 	free(s->prof_of_count);
 	free(s->order);
+	for (size_t i = 0; i < s->nots; i++)
+		free(s->ots[i].v);
+	free(s->ots);
 }
 
 int report_speedscope(const struct report_ctx *c, FILE *out)
@@ -342,6 +578,7 @@ int report_speedscope(const struct report_ctx *c, FILE *out)
 	build_stacks(&s);
 	build_profs(&s);
 	group_samples(&s);
+	build_overtime(&s);
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", out);
 	fputs("\"exporter\":\"probe " PROBE_VERSION "\",\"name\":", out);
@@ -352,6 +589,10 @@ int report_speedscope(const struct report_ctx *c, FILE *out)
 	for (size_t p = 0; p < s.nprofs; p++) {
 		fputs(p ? ",\n" : "\n", out);
 		write_profile(&s, &s.profs[p], out);
+	}
+	for (size_t i = 0; i < s.nots; i++) {
+		fputs(s.nprofs || i ? ",\n" : "\n", out);
+		write_overtime(&s, &s.ots[i], out);
 	}
 	fputs("]}\n", out);
 	scope_free(&s);
