@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "flame.h"
+#include "pprof_merge.h"
 #include "sink.h"
 #include "util.h"
 
@@ -917,30 +918,46 @@ static int wants(const struct req *r, const struct aproc *p)
 
 /*
  * /heap or /allocs without seconds, as Go answers them: at once, the
- * allocations of one process since it connected (agent.c keeps them,
+ * allocations of a process since it connected (agent.c keeps them,
  * aproc.h's heap), in use at this moment and allocated in all.  The
- * process: the one pid= or comm= names, or the only one the client may
- * see that samples allocations.
+ * processes: the one pid= or comm= names, else all the client may see
+ * that sample allocations, their profiles merged into one (pprof_merge.h:
+ * each sample's pid label says whose).
  */
 static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struct req *r,
 				int allocs)
 {
-	struct aproc *p, *tmp, *one = NULL;
+	struct aproc *p, *tmp;
 	unsigned n = 0;
 	HASH_ITER(hh, h->procs->byid, p, tmp)
-		if (p->heap && !p->gone && wants(r, p)) {
-			one = p;
-			n++;
-		}
+		n += p->heap && !p->gone && wants(r, p);
 	if (n == 0)
 		return text(c, 404, "no process of yours streams allocations to this agent "
 			    "(a program started with LD_PRELOAD=libprobe-alloc.so and "
 			    "PROBE_ALLOC=BYTES does); see /\n");
-	if (n > 1)
-		return text(c, 400, "%u processes stream allocations: name one with pid=PID "
-			    "(see /), or give seconds=N for a window of them all\n", n);
 	uint64_t now = now_ns();
-	if (sink_pprof_now(one->heap, *h->syms, now, allocs, &r->body, &r->len) < 0)
+	uint8_t **bodies = xcalloc(n, sizeof(*bodies));
+	size_t *lens = xcalloc(n, sizeof(*lens)), k = 0;
+	int rc = 0;
+	HASH_ITER(hh, h->procs->byid, p, tmp) {
+		if (rc < 0 || k == n || !p->heap || p->gone || !wants(r, p))
+			continue;
+		rc = sink_pprof_now(p->heap, *h->syms, now, allocs, &bodies[k], &lens[k]);
+		k++;
+	}
+	/* Several: one profile of them all, each sample labelled with its pid. */
+	if (rc == 0 && n > 1 && pprof_merge(bodies, lens, n, &r->body, &r->len) < 0)
+		rc = -1;
+	else if (rc == 0 && n == 1) {
+		r->body = bodies[0];
+		r->len = lens[0];
+		bodies[0] = NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(bodies[i]);
+	free(bodies);
+	free(lens);
+	if (rc < 0)
 		return text(c, 500, "the profile could not be written; see the agent's log\n");
 	r->state = R_READY;
 	link_req(&h->sending, r);

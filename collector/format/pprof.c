@@ -62,6 +62,7 @@
 #include "format.h"
 #include "hashtab.h"
 #include "lost.h"
+#include "pprof_merge.h"
 #include "profile.pb-c.h"
 #include "util.h"
 
@@ -682,7 +683,7 @@ static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 	}
 }
 
-static int write_gzip(const PProfile *prof, FILE *out)
+int pprof_gzip(const PProfile *prof, FILE *out)
 {
 	struct gz *g = xcalloc(1, sizeof(*g));
 	g->base.append = gz_append;
@@ -776,7 +777,7 @@ int report_pprof(const struct report_ctx *c, FILE *out)
 	for (size_t i = 0; i < agg_ncounts(c->agg); i++)
 		add_sample(&p, &counts[i]);
 	order_mappings(&p);
-	int rc = write_gzip(&p.prof, out);
+	int rc = pprof_gzip(&p.prof, out);
 	p.prof.sample_type = NULL;      /* on the stack */
 	free_messages(&p);
 	free_tables(&p);
