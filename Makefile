@@ -113,7 +113,9 @@ $(PPROF_GEN_C): $(PPROF_PROTO)
 	@mkdir -p $(@D)
 	protoc-c --proto_path=$(<D) --c_out=$(@D) $<
 $(GEN)/profile.pb-c.h: $(PPROF_GEN_C) ;
-$(BUILD)/collector/format/pprof.o: $(GEN)/profile.pb-c.h
+# What includes the generated header (pprof_merge.h does too) waits for it.
+$(BUILD)/collector/format/pprof.o $(BUILD)/collector/format/pprof_merge.o \
+	$(BUILD)/collector/agent/httpd.o: $(GEN)/profile.pb-c.h
 
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(ALL_CFLAGS) -I$(GEN) $(PB_CFLAGS) -c -o $@ $<
