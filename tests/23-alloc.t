@@ -133,7 +133,11 @@ is "$(cat "$T/k.leak")" 3072 "children (sh, a background one): keep_leak's 1 + 2
 # at exit say it served them), exactly.  jemalloc first: it is the malloc
 # the program calls, and probe says so.
 J=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
-if [ -n "$J" ]; then
+if [ -n "${PROBE_SANITIZE:-}" ]; then
+	# LD_PRELOAD reaches probe too: ASan's runtime must come first there.
+	skip "make sanitize: the ASan-built probe cannot start with jemalloc preloaded"
+	skip "make sanitize: the ASan-built probe cannot start with jemalloc preloaded"
+elif [ -n "$J" ]; then
 	LD_PRELOAD=$J MALLOC_CONF=stats_print:true "$PROBE" record -q --alloc=1 -o "$T/j.probe" -- \
 		"$F" 8 8 >"$T/j.out" 2>"$T/j.err"
 	set -- $(cat "$T/j.out")
