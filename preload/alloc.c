@@ -143,7 +143,7 @@ static void (*real_free)(void *);
  */
 static void *boot_malloc(size_t n);
 static void boot_free(void *p);
-static void *(*next_malloc)(size_t) = boot_malloc;
+static void *(*next_malloc)(size_t) __attribute__((aligned(64))) = boot_malloc;
 static void (*next_free)(void *) = boot_free;
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
@@ -436,7 +436,13 @@ static __attribute__((noinline)) void crossed(void *p, size_t n, void *ret, void
  * before the call (a failed allocation, rare, is counted too).  malloc's
  * sampled path is tail-called as well, so that its return address and
  * frame are the program's call's.
+ *
+ * Each starts a cache line of its own, so that their two indirect jumps
+ * never share one: on this VM's AMD EPYC, builds where they did cost the
+ * malloc/free loop x1.23-1.26 under --alloc=1T against x1.10-1.17 where
+ * they did not (paired medians of 21-41 runs; scripts/bench --alloc).
  */
+#define ALIGNED_LINE __attribute__((aligned(64)))
 static __attribute__((noinline)) void *malloc_crossed(size_t n)
 {
 	void *p;
@@ -454,7 +460,7 @@ static void *boot_malloc(size_t n)
 	return ready() ? real_malloc(n) : pool_alloc(n);
 }
 
-EXPORT void *malloc(size_t n)
+EXPORT ALIGNED_LINE void *malloc(size_t n)
 {
 	if (__builtin_expect((left -= (int64_t)n) > 0, 1))
 		return next_malloc(n);
@@ -482,7 +488,7 @@ static void boot_free(void *p)
 	free_rare(p);
 }
 
-EXPORT void free(void *p)
+EXPORT ALIGNED_LINE void free(void *p)
 {
 	if (__builtin_expect(__atomic_load_n(filter_of(p), __ATOMIC_RELAXED) != 0, 0)) {
 		free_rare(p);
