@@ -161,6 +161,8 @@ $(BUILD)/tests/gt_liar: tests/gt_liar.c $(wildcard include/probe/*.h)
 $(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
+# test_perfring checks the kernel's frame-pointer callchains of its child.
+$(BUILD)/tests/test_perfring: ALL_CFLAGS += -fno-omit-frame-pointer
 
 $(DEMO_BIN): scripts/demo.c
 	@mkdir -p $(@D)

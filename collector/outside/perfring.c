@@ -1,0 +1,424 @@
+/*
+ * perfring.c - perf events on other processes, and their rings: perfring.h
+ * says what.  The ring protocol is perf's (perf_event_open(2)): the kernel
+ * moves data_head, we read up to it (acquire) and give the room back by
+ * moving data_tail (release); a record that wraps is copied whole first.
+ */
+#include "perfring.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define RING_PAGES 128u                 /* per CPU: 512 KiB of 4 KiB pages */
+#define REC_MAX (64u * 1024 + 4096)     /* a sample: 64 KiB of stack at most */
+
+struct ring {
+	int fd;                         /* the CPU's first event: the mapped one */
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	size_t size;                    /* data's bytes, a power of 2 */
+};
+
+struct perfring {
+	struct perfring_opts o;
+	struct ring *rings;
+	size_t nrings;
+	int *fds;                       /* every event, rings' first ones too */
+	size_t nfds;
+	uint8_t *rec;                   /* a record that wrapped, whole */
+	uint64_t bad;
+};
+
+/* ---- opening ----------------------------------------------------------- */
+
+/* The online CPUs ("0-3,6"), into cpus (at most max); their count. */
+static size_t online_cpus(int *cpus, size_t max)
+{
+	size_t n = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096];
+	if (f && fgets(buf, sizeof buf, f)) {
+		for (char *p = buf; *p && *p != '\n' && n < max;) {
+			char *e;
+			long lo = strtol(p, &e, 10), hi = lo;
+			if (e == p)
+				break;
+			if (*e == '-')
+				hi = strtol(e + 1, &e, 10);
+			for (long c = lo; c <= hi && n < max; c++)
+				cpus[n++] = (int)c;
+			p = *e == ',' ? e + 1 : e;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (n == 0) {           /* no sysfs: 0 .. the count online, less one */
+		long on = sysconf(_SC_NPROCESSORS_ONLN);
+		for (long c = 0; c < on && n < max; c++)
+			cpus[n++] = (int)c;
+	}
+	return n;
+}
+
+static void attr_of(struct perf_event_attr *a, const struct perfring_opts *o, int all)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = o->type;
+	a->config = o->config;
+	a->freq = o->freq != 0;
+	if (o->freq)
+		a->sample_freq = o->value;
+	else
+		a->sample_period = o->value;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_REGS_USER | (o->stack_bytes ? PERF_SAMPLE_STACK_USER : 0);
+	a->sample_regs_user = PERFRING_REGS_MASK;
+	a->sample_stack_user = o->stack_bytes;
+	a->exclude_kernel = !o->kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = !o->kernel;
+	a->inherit = !all;
+	a->mmap = a->mmap2 = a->comm = a->task = 1;
+	a->comm_exec = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;   /* the clock of libprobe's samples */
+	a->disabled = 1;
+	a->enable_on_exec = o->enable_on_exec != 0;
+	a->watermark = 1;
+	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+}
+
+static int ring_map(struct ring *r, int fd)
+{
+	size_t len = (1 + RING_PAGES) * 4096;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	r->fd = fd;
+	r->meta = m;
+	r->data = (uint8_t *)m + 4096;
+	r->size = RING_PAGES * 4096;
+	return 0;
+}
+
+/* Why the kernel refused, and what would allow it. */
+static void say_refused(int err, int task)
+{
+	if (err == EACCES || err == EPERM) {
+		char buf[16] = "?";
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+		if (f && fgets(buf, sizeof buf, f))
+			buf[strcspn(buf, "\n")] = 0;
+		if (f)
+			fclose(f);
+		probe_err("the kernel refused to sample %s from outside (%s; "
+			  "kernel.perf_event_paranoid is %s): run as root or with CAP_PERFMON, "
+			  "or lower it (sysctl kernel.perf_event_paranoid=%d)",
+			  task < 0 ? "the whole system" : "this process", strerror(err), buf,
+			  task < 0 ? 0 : 2);
+	} else if (err == ESRCH) {
+		probe_err("process %d is gone: nothing to sample", task);
+	} else {
+		probe_err("perf_event_open on %d: %s", task, strerror(err));
+	}
+}
+
+/* CPU cpu's events, one per task; its ring is the first's. */
+static int open_cpu(struct perfring *pr, struct perf_event_attr *a, int cpu,
+		    const int *tasks, size_t ntasks)
+{
+	struct ring *r = &pr->rings[pr->nrings];
+	int first = -1;
+	for (size_t i = 0; i < ntasks; i++) {
+		int fd = (int)syscall(SYS_perf_event_open, a, tasks[i], cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == ESRCH && ntasks > 1)
+			continue;       /* a thread that ended meanwhile */
+		if (fd < 0)
+			return -errno;
+		pr->fds[pr->nfds++] = fd;
+		if (first < 0 && ring_map(r, fd) < 0)
+			return -errno;
+		if (first < 0)
+			first = fd;
+		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, first) < 0)
+			return -errno;
+	}
+	if (first >= 0)
+		pr->nrings++;
+	return 0;
+}
+
+struct perfring *perfring_open(const int *tasks, size_t ntasks,
+			       const struct perfring_opts *o)
+{
+	int cpus[1024];
+	size_t ncpus = online_cpus(cpus, sizeof cpus / sizeof cpus[0]);
+	struct perfring *pr = xcalloc(1, sizeof(*pr));
+	struct perf_event_attr a;
+	pr->o = *o;
+	pr->rings = xcalloc(ncpus ? ncpus : 1, sizeof(*pr->rings));
+	pr->fds = xcalloc(ncpus * ntasks + 1, sizeof(*pr->fds));
+	pr->rec = xmalloc(REC_MAX);
+	attr_of(&a, o, ntasks == 1 && tasks[0] == -1);
+	for (size_t c = 0; c < ncpus; c++) {
+		int err = open_cpu(pr, &a, cpus[c], tasks, ntasks);
+		if (err < 0) {
+			say_refused(-err, ntasks ? tasks[0] : -1);
+			perfring_close(pr);
+			return NULL;
+		}
+	}
+	if (pr->nrings == 0) {
+		say_refused(ESRCH, ntasks ? tasks[0] : -1);
+		perfring_close(pr);
+		return NULL;
+	}
+	if (!o->enable_on_exec)
+		perfring_enable(pr, 1);
+	return pr;
+}
+
+void perfring_close(struct perfring *pr)
+{
+	if (!pr)
+		return;
+	for (size_t i = 0; i < pr->nrings; i++)
+		munmap(pr->rings[i].meta, pr->rings[i].size + 4096);
+	for (size_t i = 0; i < pr->nfds; i++)
+		close(pr->fds[i]);
+	free(pr->rings);
+	free(pr->fds);
+	free(pr->rec);
+	free(pr);
+}
+
+size_t perfring_nrings(const struct perfring *pr)
+{
+	return pr->nrings;
+}
+
+int perfring_fd(const struct perfring *pr, size_t ring)
+{
+	return ring < pr->nrings ? pr->rings[ring].fd : -1;
+}
+
+void perfring_enable(struct perfring *pr, int on)
+{
+	for (size_t i = 0; i < pr->nfds; i++)
+		ioctl(pr->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+uint64_t perfring_bad(const struct perfring *pr)
+{
+	return pr->bad;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+struct cur {
+	const uint8_t *p, *end;
+	int ok;
+};
+
+static uint64_t take64(struct cur *c)
+{
+	uint64_t v = 0;
+	if (c->end - c->p < 8) {
+		c->ok = 0;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+/* Two u32 in one u64 (pid and tid, cpu and its reserved word). */
+static void take32x2(struct cur *c, uint32_t *a, uint32_t *b)
+{
+	uint64_t v = take64(c);
+	*a = (uint32_t)v;
+	if (b)
+		*b = (uint32_t)(v >> 32);
+}
+
+/* sample_id_all's trailer: pid, tid, time, cpu (the sample_type's order). */
+static void trailer(struct cur *c, struct perfring_rec *r)
+{
+	if (c->end - c->p < 24)
+		return;         /* older kernels: none */
+	c->p = c->end - 24;
+	take32x2(c, &r->pid, &r->tid);
+	r->time = take64(c);
+	take32x2(c, &r->cpu, NULL);
+}
+
+static void sample_stack(struct cur *c, struct perfring_rec *r, uint32_t asked)
+{
+	if (!asked)
+		return;
+	uint64_t size = take64(c);
+	if (!c->ok || size > (uint64_t)(c->end - c->p)) {
+		c->ok = 0;
+		return;
+	}
+	r->u.sample.stack = c->p;
+	c->p += size;
+	uint64_t dyn = size ? take64(c) : 0;
+	r->u.sample.stack_len = (uint32_t)(dyn < size ? dyn : size);
+}
+
+static void sample_of(struct cur *c, struct perfring_rec *r, uint32_t stack_bytes)
+{
+	r->kind = PERFRING_SAMPLE;
+	r->u.sample.ip = take64(c);
+	take32x2(c, &r->pid, &r->tid);
+	r->time = take64(c);
+	take32x2(c, &r->cpu, NULL);
+	r->u.sample.period = take64(c);
+	uint64_t nr = take64(c);
+	if (!c->ok || nr > PERFRING_CALLCHAIN_MAX || nr * 8 > (uint64_t)(c->end - c->p)) {
+		c->ok = 0;
+		return;
+	}
+	r->u.sample.nchain = (uint32_t)nr;
+	r->u.sample.chain = (const uint64_t *)(const void *)c->p;
+	c->p += nr * 8;
+	uint64_t abi = take64(c);
+	r->u.sample.have_regs = abi != PERF_SAMPLE_REGS_ABI_NONE;
+	for (unsigned i = 0; r->u.sample.have_regs && i < PERFRING_NREGS; i++)
+		r->u.sample.regs[i] = take64(c);
+	sample_stack(c, r, stack_bytes);
+}
+
+static void mmap_of(struct cur *c, struct perfring_rec *r, uint16_t misc)
+{
+	r->kind = PERFRING_MMAP;
+	take32x2(c, &r->pid, &r->tid);
+	r->u.mmap.start = take64(c);
+	r->u.mmap.len = take64(c);
+	r->u.mmap.pgoff = take64(c);
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		uint8_t hdr[24];
+		if (c->end - c->p < 24) {
+			c->ok = 0;
+			return;
+		}
+		memcpy(hdr, c->p, 24);  /* u8 size, u8[3], u8 build_id[20] */
+		r->u.mmap.build_id_len = hdr[0] <= 20 ? hdr[0] : 20;
+		memcpy(r->u.mmap.build_id, hdr + 4, 20);
+		c->p += 24;
+	} else {
+		c->p += 24;             /* maj, min, ino, ino_generation */
+	}
+	take32x2(c, &r->u.mmap.prot, &r->u.mmap.flags);
+	const uint8_t *nul = c->ok && c->p < c->end ? memchr(c->p, 0, (size_t)(c->end - c->p))
+						    : NULL;
+	if (!nul) {
+		c->ok = 0;
+		return;
+	}
+	r->u.mmap.path = (const char *)c->p;
+}
+
+/* One record (hdr, len bytes with it) into r: 1, or 0 when not of ours. */
+static int decode(const struct perfring *pr, const uint8_t *b, size_t len,
+		  struct perfring_rec *r)
+{
+	const struct perf_event_header *h = (const void *)b;
+	struct cur c = { b + sizeof(*h), b + len, 1 };
+	memset(r, 0, sizeof(*r));
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		sample_of(&c, r, pr->o.stack_bytes);
+		return c.ok ? 1 : -1;
+	case PERF_RECORD_MMAP2:
+		mmap_of(&c, r, h->misc);
+		break;
+	case PERF_RECORD_COMM:
+		r->kind = PERFRING_COMM;
+		take32x2(&c, &r->pid, &r->tid);
+		r->u.comm.comm = (const char *)c.p;
+		r->u.comm.exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		if (!c.ok || c.p >= c.end || !memchr(c.p, 0, (size_t)(c.end - c.p)))
+			return -1;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		r->kind = h->type == PERF_RECORD_FORK ? PERFRING_FORK : PERFRING_EXIT;
+		take32x2(&c, &r->pid, &r->u.task.ppid);
+		take32x2(&c, &r->tid, &r->u.task.ptid);
+		r->time = take64(&c);
+		break;
+	case PERF_RECORD_LOST:
+		r->kind = PERFRING_LOST;
+		take64(&c);
+		r->u.lost.lost = take64(&c);
+		break;
+	case PERF_RECORD_THROTTLE:
+		r->kind = PERFRING_THROTTLE;
+		r->u.lost.lost = 1;
+		break;
+	default:
+		return 0;
+	}
+	if (!c.ok)
+		return -1;
+	struct cur t = { b + sizeof(*h), b + len, 1 };
+	uint32_t pid = r->pid, tid = r->tid;
+	trailer(&t, r);
+	if (r->kind == PERFRING_MMAP || r->kind == PERFRING_COMM || r->kind == PERFRING_FORK ||
+	    r->kind == PERFRING_EXIT) {
+		r->pid = pid;   /* the record's own, not the trailer's */
+		r->tid = tid;
+	}
+	return 1;
+}
+
+size_t perfring_read(struct perfring *pr, size_t ring, perfring_fn fn, void *ctx)
+{
+	struct ring *rg = &pr->rings[ring];
+	uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = rg->meta->data_tail;
+	size_t n = 0, mask = rg->size - 1;
+	int stop = 0;
+	while (tail < head && !stop) {
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof h; i++)
+			((uint8_t *)&h)[i] = rg->data[(tail + i) & mask];
+		if (h.size < sizeof h || h.size > head - tail)
+			break;          /* the kernel's own: never; stop reading */
+		const uint8_t *b = rg->data + (tail & mask);
+		if ((tail & mask) + h.size > rg->size) {        /* wraps: copy */
+			size_t first = rg->size - (tail & mask);
+			memcpy(pr->rec, b, first);
+			memcpy(pr->rec + first, rg->data, h.size - first);
+			b = pr->rec;
+		}
+		struct perfring_rec r;
+		int d = decode(pr, b, h.size, &r);
+		if (d < 0)
+			pr->bad++;
+		else if (d > 0) {
+			n++;
+			stop = fn(ctx, &r);
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&rg->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
