@@ -26,7 +26,7 @@ for m in speedscope ajv puppeteer-core; do
 done
 command -v node >/dev/null 2>&1 || skip_all "no node (Debian nodejs): run scripts/install-deps"
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no Chromium (Debian chromium): run scripts/install-deps"
-plan 27
+plan 28
 export NM="$NPM/node_modules" ROOT
 
 # The reader's side, in node: speedscope's schema, its app, and sums over
@@ -333,6 +333,17 @@ got=$(node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1]))
 ps=$(grep -c ' inuse:u: $' "$T/iu.txt")
 [ -n "$want" ] && [ "$got" = "$want" ] && [ "$ps" = "${want#* }" ] && [ "$(js schema "$T/iu.json")" = valid ]
 ok $? "--event inuse: speedscope's threads hold what the report says is in use at the end ($got; report: $want; perf-script: $ps samples)"
+
+# A process that allocates, then execs another program that does: two
+# images of one pid, each its own "in use over time" profile, once.
+"$PROBE" record -q --alloc=16K -o "$T/ex.probe" -- perl -e \
+	'my @a = map { "x" x 1000 } 1..10000; exec $ARGV[0], 8, 2048' "$GT/gt_alloc" \
+	>/dev/null 2>>"$T/err" &&
+"$PROBE" report --format speedscope -o "$T/ex.json" "$T/ex.probe" 2>/dev/null
+js names "$T/ex.json" | sed -n 's/^profile "in use over time: \(.*\)"$/\1/p' >"$T/ex.names"
+set -- $(cat "$T/ex.names") - - - -     # (padded: set -u)
+[ "$(wc -l <"$T/ex.names")" = 2 ] && [ "$1" = perl ] && [ "$3" = gt_alloc ] && [ "$2" = "$4" ]
+ok $? "an exec: one profile over time for each image of the pid ($(tr '\n' ';' <"$T/ex.names"))"
 
 [ "$_tap_fail" -eq 0 ] || { diag "stderr:"; sed 's/^/#   /' "$T/err" | head -20; }
 done_testing

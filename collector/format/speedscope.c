@@ -411,52 +411,74 @@ static void moments(struct scope *s, struct overtime *o, const size_t *idx, size
 	free(live);
 }
 
-/* One image's allocations (its samples, in time order) over time. */
-static void overtime_of(struct scope *s, struct overtime *o)
+/* One image's allocations over time: idx[0..ni), its samples in time order. */
+static void overtime_of(struct scope *s, struct overtime *o, const size_t *idx, size_t ni)
 {
-	const struct agg *a = s->c->agg;
-	const struct agg_sample *sm = agg_samples(a);
-	const struct agg_count *counts = agg_counts(a);
-	size_t n = agg_nsamples(a), ncounts = agg_ncounts(a), ni = 0, nf = 0, nrows = 0;
-	size_t *idx = xmalloc((n ? n : 1) * sizeof(*idx));
-	struct free_ev *fr = xmalloc((n ? n : 1) * sizeof(*fr));
-	uint32_t *rows = xmalloc((ncounts ? ncounts : 1) * sizeof(*rows));
+	const struct agg_sample *sm = agg_samples(s->c->agg);
+	size_t ncounts = agg_ncounts(s->c->agg), nf = 0, nrows = 0;
+	struct free_ev *fr = xmalloc(ni * sizeof(*fr));
+	uint32_t *rows = xmalloc(ni * sizeof(*rows));
 	uint8_t *seen = xcalloc(ncounts ? ncounts : 1, 1);
-	for (size_t i = 0; i < n; i++) {
-		if (sm[i].count >= ncounts || counts[sm[i].count].image != o->image)
-			continue;
-		idx[ni++] = i;
-		if (sm[i].freed)        /* never before its allocation */
-			fr[nf++] = (struct free_ev){ sm[i].freed > sm[i].time ? sm[i].freed :
-						     sm[i].time, i };
-		if (!seen[sm[i].count]) {
-			seen[sm[i].count] = 1;
-			rows[nrows++] = sm[i].count;
+	for (size_t j = 0; j < ni; j++) {
+		const struct agg_sample *x = &sm[idx[j]];
+		if (x->freed)           /* never before its allocation */
+			fr[nf++] = (struct free_ev){ x->freed > x->time ? x->freed : x->time,
+						     idx[j] };
+		if (!seen[x->count]) {
+			seen[x->count] = 1;
+			rows[nrows++] = x->count;
 		}
 	}
 	if (nf)
 		qsort(fr, nf, sizeof(*fr), cmp_free_ev);
-	if (ni)
-		moments(s, o, idx, ni, fr, nf, rows, nrows);
+	moments(s, o, idx, ni, fr, nf, rows, nrows);
 	free(seen);
 	free(rows);
 	free(fr);
-	free(idx);
 }
 
-/* An "in use over time" profile for each image with allocations. */
+/*
+ * An "in use over time" profile for each image with allocations, in the
+ * order of the threads' profiles: the samples bucketed by image first
+ * (one pass, whatever the number of processes).
+ */
 static void build_overtime(struct scope *s)
 {
-	if (!agg_bytes(s->c->agg))
+	const struct agg *a = s->c->agg;
+	if (!agg_bytes(a))
 		return;
+	const struct agg_sample *sm = agg_samples(a);
+	const struct agg_count *counts = agg_counts(a);
+	size_t n = agg_nsamples(a), ncounts = agg_ncounts(a), nimages = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sm[i].count < ncounts && counts[sm[i].count].image >= nimages)
+			nimages = (size_t)counts[sm[i].count].image + 1;
+	size_t *at = xcalloc(nimages + 1, sizeof(*at)), *idx = xmalloc((n ? n : 1) * sizeof(*idx));
+	for (size_t i = 0; i < n; i++)
+		if (sm[i].count < ncounts)
+			at[counts[sm[i].count].image + 1]++;
+	for (size_t im = 0; im < nimages; im++)
+		at[im + 1] += at[im];
+	size_t *fill = xcalloc(nimages ? nimages : 1, sizeof(*fill));
+	for (size_t i = 0; i < n; i++)      /* stable: each bucket in time order */
+		if (sm[i].count < ncounts) {
+			uint32_t im = counts[sm[i].count].image;
+			idx[at[im] + fill[im]++] = i;
+		}
+	uint8_t *done = xcalloc(nimages ? nimages : 1, 1);
 	for (size_t p = 0; p < s->nprofs; p++) {
-		if (s->nots && s->ots[s->nots - 1].image == s->profs[p].image)
-			continue;       /* profs are sorted: an image's are together */
+		uint32_t im = s->profs[p].image;
+		if (im >= nimages || done[im] || at[im + 1] == at[im])
+			continue;
+		done[im] = 1;
 		s->ots = xrealloc(s->ots, (s->nots + 1) * sizeof(*s->ots));
-		s->ots[s->nots] = (struct overtime){ .image = s->profs[p].image,
-						     .pid = s->profs[p].pid };
-		overtime_of(s, &s->ots[s->nots++]);
+		s->ots[s->nots] = (struct overtime){ .image = im, .pid = s->profs[p].pid };
+		overtime_of(s, &s->ots[s->nots++], idx + at[im], at[im + 1] - at[im]);
 	}
+	free(done);
+	free(fill);
+	free(idx);
+	free(at);
 }
 
 /* ---- writing ------------------------------------------------------------ */
