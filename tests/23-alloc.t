@@ -14,7 +14,9 @@
 #   - Alone, --alloc samples allocations only; beside -e, both events.
 #   - Values refused before the command runs; PROBE_ALLOC with the plain
 #     libprobe.so, and a program whose own malloc (or jemalloc's, preloaded
-#     first) comes first, said once.
+#     first) comes first, said once; --event inuse with --time, refused.
+#   - probe agent's /allocs and /heap, of a window and since the start, of
+#     one process and of two merged into one profile (their pid labels).
 . "$(dirname "$0")/lib.sh"
 plan 32
 
