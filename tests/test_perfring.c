@@ -9,7 +9,12 @@
  *   - most samples' IP is in spin_here, and their callchain's second
  *     user entry returns into main's caller chain (a frame pointer walk);
  *   - the child's exit comes as an EXIT record; records that did not
- *     decode: none.
+ *     decode: none;
+ *   - translated into the wire's frames (collector/outside/translate.c),
+ *     each decodes (wire_decode.c): the child's HELLO first, with its exe,
+ *     a MAP of this executable with the loader's bias, SAMPLES whose IP is
+ *     the record's (with a caller), and EXIT; with a path, written there as a recording
+ *     (collector/session/recfile.c) for tests/09 to report on.
  * Skipped, with the reason, where the kernel gives no perf events.
  */
 #include <errno.h>
@@ -23,8 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <link.h>
+
 #include "perfring.h"
+#include "recfile.h"
 #include "tap.h"
+#include "translate.h"
+#include "wire_decode.h"
 
 static volatile uint64_t sink;
 
@@ -40,15 +50,71 @@ static __attribute__((noinline)) void spin_here(double seconds)
 }
 
 struct seen {
+	struct outside *tr;
+	struct recfile *out;    /* NULL: no recording asked for */
+	struct probe_scratch sc;
+	unsigned frames, bad_frames, before_hello, hellos, exe_ok, maps_ok, sample_frames,
+		 ip_ok, exit_frames;
+	uint64_t base;          /* this executable's bias (the loader's) */
+	uint64_t ips_rec, ips_frames;   /* the child's samples' IPs, added up */
 	pid_t child;
 	unsigned samples, ours, with_user_chain, with_regs, with_stack, in_spin, exits;
 	unsigned chain_two;
 	uint64_t spin_lo, spin_hi;
 };
 
+/* A frame of translate.c's, decoded as a recording's would be. */
+static void on_frame(void *ctx, const uint8_t *f, size_t len)
+{
+	struct seen *s = ctx;
+	struct probe_msg m;
+	char err[PROBE_ERR_MAX];
+	s->frames++;
+	if (s->out)
+		recfile_frame(s->out, f, len);
+	if (probe_decode_frame(f, len, &m, &s->sc, err) < 0) {
+		if (s->bad_frames++ == 0)
+			diag("a frame did not decode: %s", err);
+		return;
+	}
+	if (m.pid != (uint32_t)s->child)
+		return;
+	if (m.type != PROBE_F_HELLO && !s->hellos)
+		s->before_hello++;
+	if (m.type == PROBE_F_HELLO) {
+		char self[4096];
+		ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+		self[k > 0 ? k : 0] = 0;
+		s->hellos++;
+		s->exe_ok += strcmp(m.u.hello.exe, self) == 0;
+	} else if (m.type == PROBE_F_MAP) {
+		s->maps_ok += m.u.map.start <= s->spin_lo && s->spin_lo < m.u.map.end &&
+			      m.u.map.bias == s->base;
+	} else if (m.type == PROBE_F_SAMPLES) {
+		struct probe_sample ps;
+		while (probe_samples_next(&m, &ps)) {
+			s->sample_frames++;
+			s->ip_ok += ps.nframes >= 2;
+			s->ips_frames += ps.frames[0];
+		}
+	} else if (m.type == PROBE_F_EXIT) {
+		s->exit_frames++;
+	}
+}
+
+static int base_of(struct dl_phdr_info *i, size_t size, void *arg)
+{
+	(void)size;
+	if (i->dlpi_name && i->dlpi_name[0])
+		return 0;
+	*(uint64_t *)arg = i->dlpi_addr;
+	return 1;
+}
+
 static int on_rec(void *ctx, const struct perfring_rec *r)
 {
 	struct seen *s = ctx;
+	outside_record(s->tr, r);
 	if (r->kind == PERFRING_EXIT && r->pid == (uint32_t)s->child)
 		s->exits++;
 	if (r->kind != PERFRING_SAMPLE)
@@ -57,6 +123,7 @@ static int on_rec(void *ctx, const struct perfring_rec *r)
 	if (r->pid != (uint32_t)s->child)
 		return 0;
 	s->ours++;
+	s->ips_rec += r->u.sample.ip;
 	uint32_t users = 0;
 	int user = 0;
 	for (uint32_t i = 0; i < r->u.sample.nchain; i++) {
@@ -75,7 +142,7 @@ static int on_rec(void *ctx, const struct perfring_rec *r)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	int go[2];
 	if (pipe(go) < 0)
@@ -100,9 +167,15 @@ int main(void)
 		printf("1..0 # SKIP no perf events here (perfring_open said why)\n");
 		return 0;
 	}
-	plan(7);
+	plan(11);
 	struct seen s = { .child = pid, .spin_lo = (uint64_t)(uintptr_t)spin_here,
 			  .spin_hi = (uint64_t)(uintptr_t)spin_here + 256 };
+	s.tr = outside_new(&o, "cpu-clock", on_frame, &s);
+	struct recfile rec;
+	if (argc > 1 && recfile_open(&rec, argv[1]) == 0)
+		s.out = &rec;
+	probe_scratch_init(&s.sc);
+	dl_iterate_phdr(base_of, &s.base);
 	if (write(go[1], "g", 1) != 1)
 		return 1;
 	int st = 0, done_child = 0;
@@ -134,6 +207,20 @@ int main(void)
 	   s.chain_two);
 	ok(s.exits >= 1 && perfring_bad(pr) == 0, "its EXIT record came (%u); %llu records did "
 	   "not decode", s.exits, (unsigned long long)perfring_bad(pr));
+	ok(s.frames > 0 && s.bad_frames == 0, "translated: %u frames, each decodes (%u did not)",
+	   s.frames, s.bad_frames);
+	ok(s.hellos == 1 && s.before_hello == 0 && s.exe_ok == 1,
+	   "the child's HELLO came first (%u frames before it), naming this executable", s.before_hello);
+	ok(s.maps_ok == 1, "a MAP of spin_here's code with the loader's bias (%llx)",
+	   (unsigned long long)s.base);
+	ok(s.sample_frames == s.ours && s.ip_ok == s.ours && s.ips_frames == s.ips_rec &&
+	   s.exit_frames == 1, "%u samples (of %u), %u with a caller, the records' IPs first "
+	   "(%s); its EXIT (%u)", s.sample_frames, s.ours, s.ip_ok,
+	   s.ips_frames == s.ips_rec ? "the same" : "not the same", s.exit_frames);
+	if (s.out && recfile_close(s.out) < 0)
+		diag("the recording %s could not be written", argv[1]);
+	outside_free(s.tr);
+	probe_scratch_free(&s.sc);
 	perfring_close(pr);
 	return done();
 }

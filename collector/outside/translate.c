@@ -1,0 +1,368 @@
+/*
+ * translate.c - perf's records as the wire's frames: translate.h says
+ * what.  Each frame is built in one buffer (PROBE_FRAME_MAX) and handed to
+ * emit at once; a process's MAPs are kept so that a fork's child, and a
+ * HELLO sent late, can have them.
+ */
+#include "translate.h"
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <uthash.h>
+
+#include "elfmap.h"
+#include "probe/wire.h"
+#include "util.h"
+
+struct omap {
+	uint64_t start, end, bias, pgoff;
+	char *path;
+};
+
+struct oproc {
+	uint32_t pid, ppid;
+	int hello;                      /* HELLO sent for its current image */
+	struct omap *maps;
+	size_t nmaps, cap;
+	uint64_t samples;
+	uint32_t threads;
+	UT_hash_handle hh;
+};
+
+struct outside {
+	struct perfring_opts o;
+	char *event;
+	outside_emit_fn emit;
+	void *ctx;
+	struct oproc *procs;
+	uint64_t dropped;
+	uint8_t *buf;                   /* PROBE_FRAME_MAX: one frame */
+};
+
+/* ---- processes ---------------------------------------------------------- */
+
+static struct oproc *proc_get(struct outside *x, uint32_t pid)
+{
+	struct oproc *p;
+	HASH_FIND(hh, x->procs, &pid, sizeof pid, p);
+	if (!p) {
+		p = xcalloc(1, sizeof(*p));
+		p->pid = pid;
+		p->threads = 1;
+		HASH_ADD(hh, x->procs, pid, sizeof p->pid, p);
+	}
+	return p;
+}
+
+static void maps_clear(struct oproc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		free(p->maps[i].path);
+	p->nmaps = 0;
+}
+
+static void proc_drop(struct outside *x, struct oproc *p)
+{
+	HASH_DEL(x->procs, p);
+	maps_clear(p);
+	free(p->maps);
+	free(p);
+}
+
+/* /proc/PID/NAME into buf (NUL-terminated, n bytes at most): its length. */
+static size_t proc_read(uint32_t pid, const char *name, char *buf, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%u/%s", pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t k = fd >= 0 ? read(fd, buf, n - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[k > 0 ? k : 0] = 0;
+	return k > 0 ? (size_t)k : 0;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+static void send(struct outside *x, struct probe_wbuf *w, size_t at)
+{
+	probe_frame_end(w, at);
+	if (w->ok)
+		x->emit(x->ctx, w->p, w->len);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* HELLO: what /proc says of pid now (a process gone: what is known). */
+static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint)
+{
+	char exe[4096], comm[64], args[8192], link[64];
+	struct probe_wbuf w;
+	snprintf(link, sizeof link, "/proc/%u/exe", p->pid);
+	ssize_t k = readlink(link, exe, sizeof exe - 1);
+	exe[k > 0 ? k : 0] = 0;
+	if (!proc_read(p->pid, "comm", comm, sizeof comm) && comm_hint)
+		snprintf(comm, sizeof comm, "%s", comm_hint);
+	comm[strcspn(comm, "\n")] = 0;
+	size_t alen = proc_read(p->pid, "cmdline", args, sizeof args);
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, p->pid);
+	probe_put_u32(&w, PROBE_WIRE_VERSION);
+	probe_put_u32(&w, p->ppid);
+	probe_put_u32(&w, x->o.type);
+	probe_put_u64(&w, x->o.config);
+	probe_put_u8(&w, x->o.freq != 0);
+	probe_put_u64(&w, x->o.value);
+	probe_put_u64(&w, mono_ns());
+	probe_put_str(&w, x->event);
+	probe_put_str(&w, exe);
+	probe_put_str(&w, comm);
+	uint16_t argc = 0;
+	for (size_t i = 0; i < alen && argc < PROBE_MAX_ARGS; i += strlen(args + i) + 1)
+		argc++;
+	probe_put_u16(&w, argc);
+	for (size_t i = 0, n = 0; n < argc; i += strlen(args + i) + 1, n++)
+		probe_put_str(&w, args + i);
+	send(x, &w, at);
+	p->hello = 1;
+}
+
+static void send_map(struct outside *x, uint32_t pid, const struct omap *m)
+{
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_MAP, pid);
+	probe_put_u64(&w, m->start);
+	probe_put_u64(&w, m->end);
+	probe_put_u64(&w, m->bias);
+	probe_put_u64(&w, m->pgoff);
+	probe_put_u8(&w, 0);            /* no build id: the reader reads the file */
+	probe_put_str(&w, m->path);
+	send(x, &w, at);
+}
+
+/* An executable file mapping: kept, and said when its HELLO was. */
+static void add_map(struct outside *x, struct oproc *p, uint64_t start, uint64_t end,
+		    uint64_t pgoff, const char *path)
+{
+	struct omap m = { start, end, 0, pgoff, NULL };
+	if (path[0] != '/' || elfmap_bias(path, start, pgoff, &m.bias) < 0)
+		return;         /* anonymous, or not ELF: no symbols to give */
+	m.path = xstrdup(path);
+	p->maps = xgrow(p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
+	p->maps[p->nmaps++] = m;
+	if (p->hello)
+		send_map(x, p->pid, &m);
+}
+
+/* The executable file mappings /proc/PID/maps lists now. */
+static void maps_from_proc(struct outside *x, struct oproc *p)
+{
+	char path[64], line[4096 + 128], file[4096];
+	snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
+			   file) == 5 && perms[2] == 'x')
+			add_map(x, p, lo, hi, off, file);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Before a process's first frame: its HELLO, then the MAPs it has. */
+static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
+{
+	if (p->hello)
+		return;
+	if (p->nmaps == 0)
+		maps_from_proc(x, p);
+	send_hello(x, p, comm);
+	for (size_t i = 0; i < p->nmaps; i++)
+		send_map(x, p->pid, &p->maps[i]);
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+/* The user part of the kernel's callchain, IP first, into f: its count. */
+static uint32_t user_frames(const struct perfring_rec *r, uint64_t *f)
+{
+	uint32_t n = 0;
+	int user = 0;
+	for (uint32_t i = 0; i < r->u.sample.nchain; i++) {
+		uint64_t a = r->u.sample.chain[i];
+		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+			user = a == (uint64_t)PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!user)
+			continue;
+		if (n == PROBE_MAX_FRAMES) {
+			f[n - 1] = PROBE_FRAME_TRUNCATED;
+			break;
+		}
+		f[n++] = a;
+	}
+	return n;
+}
+
+static void on_sample(struct outside *x, const struct perfring_rec *r)
+{
+	uint64_t f[PROBE_MAX_FRAMES], prev = 0;
+	uint32_t n = user_frames(r, f);
+	if (n == 0) {
+		x->dropped++;
+		return;
+	}
+	struct oproc *p = proc_get(x, r->pid);
+	ensure_hello(x, p, NULL);
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, r->pid);
+	probe_put_u64(&w, r->time);
+	probe_put_uv(&w, 1);
+	probe_put_uv(&w, r->tid);
+	probe_put_uv(&w, 0);
+	probe_put_uv(&w, r->u.sample.period);
+	probe_put_uv(&w, 0);
+	probe_put_uv(&w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		probe_put_sv(&w, (int64_t)(f[i] - prev));
+		prev = f[i];
+	}
+	send(x, &w, at);
+	p->samples++;
+}
+
+static void on_comm(struct outside *x, const struct perfring_rec *r)
+{
+	struct oproc *p = proc_get(x, r->pid);
+	if (r->u.comm.exec) {           /* a new image: its mappings to come */
+		maps_clear(p);
+		p->hello = 0;
+		send_hello(x, p, r->u.comm.comm);
+		return;
+	}
+	ensure_hello(x, p, r->u.comm.comm);
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_THREAD, r->pid);
+	probe_put_u32(&w, r->tid);
+	probe_put_str(&w, r->u.comm.comm);
+	send(x, &w, at);
+}
+
+static void on_fork(struct outside *x, const struct perfring_rec *r)
+{
+	if (r->pid == r->u.task.ppid) {         /* a thread */
+		proc_get(x, r->pid)->threads++;
+		return;
+	}
+	struct oproc *parent = proc_get(x, r->u.task.ppid), *c = proc_get(x, r->pid);
+	c->ppid = r->u.task.ppid;
+	maps_clear(c);
+	for (size_t i = 0; i < parent->nmaps; i++) {
+		c->maps = xgrow(c->maps, &c->cap, c->nmaps + 1, sizeof(*c->maps));
+		c->maps[c->nmaps] = parent->maps[i];
+		c->maps[c->nmaps++].path = xstrdup(parent->maps[i].path);
+	}
+}
+
+static void on_exit_rec(struct outside *x, const struct perfring_rec *r)
+{
+	struct oproc *p;
+	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, p);
+	if (!p || r->pid != r->tid)
+		return;         /* a thread's end, or a process never sampled */
+	if (p->hello) {
+		struct probe_wbuf w;
+		probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+		size_t at = probe_frame_begin(&w, PROBE_F_EXIT, r->pid);
+		probe_put_u32(&w, (uint32_t)-1);        /* the status: not known here */
+		probe_put_u64(&w, p->samples);
+		probe_put_u32(&w, p->threads);
+		send(x, &w, at);
+	}
+	proc_drop(x, p);
+}
+
+static void on_lost(struct outside *x, const struct perfring_rec *r)
+{
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_LOST, r->pid);
+	probe_put_u32(&w, 0);
+	probe_put_u32(&w, r->kind == PERFRING_LOST ? PROBE_LOST_KERNEL : PROBE_LOST_THROTTLE);
+	probe_put_u64(&w, r->u.lost.lost);
+	send(x, &w, at);
+}
+
+void outside_record(struct outside *x, const struct perfring_rec *r)
+{
+	switch (r->kind) {
+	case PERFRING_SAMPLE:
+		on_sample(x, r);
+		break;
+	case PERFRING_MMAP:
+		if (r->u.mmap.prot & PROT_EXEC)
+			add_map(x, proc_get(x, r->pid), r->u.mmap.start,
+				r->u.mmap.start + r->u.mmap.len, r->u.mmap.pgoff, r->u.mmap.path);
+		break;
+	case PERFRING_COMM:
+		on_comm(x, r);
+		break;
+	case PERFRING_FORK:
+		on_fork(x, r);
+		break;
+	case PERFRING_EXIT:
+		on_exit_rec(x, r);
+		break;
+	case PERFRING_LOST:
+	case PERFRING_THROTTLE:
+		on_lost(x, r);
+		break;
+	}
+}
+
+struct outside *outside_new(const struct perfring_opts *o, const char *event_name,
+			    outside_emit_fn emit, void *ctx)
+{
+	struct outside *x = xcalloc(1, sizeof(*x));
+	x->o = *o;
+	x->event = xstrdup(event_name);
+	x->emit = emit;
+	x->ctx = ctx;
+	x->buf = xmalloc(PROBE_FRAME_MAX);
+	return x;
+}
+
+void outside_free(struct outside *x)
+{
+	if (!x)
+		return;
+	struct oproc *p, *tmp;
+	HASH_ITER(hh, x->procs, p, tmp)
+		proc_drop(x, p);
+	free(x->event);
+	free(x->buf);
+	free(x);
+}
+
+uint64_t outside_dropped(const struct outside *x)
+{
+	return x->dropped;
+}

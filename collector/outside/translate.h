@@ -1,0 +1,46 @@
+/*
+ * translate.h - perf's records of a process sampled from outside
+ * (perfring.h) as the wire's frames (include/probe/wire.h), so that what
+ * reads libprobe's frames (recording, aggregation, every format) reads
+ * these the same.
+ *
+ * Contract:
+ *   - outside_record() turns one record into the frames it implies and
+ *     hands each, whole, to emit:
+ *       - a process's first sample: its HELLO (exe, comm, argv and ppid
+ *         read in /proc), then a MAP for each executable file mapping
+ *         /proc/PID/maps lists (mapped before the sampling began);
+ *       - an exec (COMM marked exec): a new HELLO (a new image), its
+ *         mappings to come as MMAP2 records;
+ *       - an executable file MMAP2: a MAP, its bias read from the file
+ *         (elfmap.h); a fork's child starts with its parent's MAPs;
+ *       - COMM: THREAD (tid, name); a process's EXIT: EXIT (status
+ *         unknown, -1, with the samples and threads seen);
+ *       - LOST and THROTTLE: LOST frames (PROBE_LOST_KERNEL, _THROTTLE);
+ *       - SAMPLE: a SAMPLES frame of one sample, its frames the user part
+ *         of the kernel's callchain (frame pointers), IP first, cut at
+ *         PROBE_MAX_FRAMES with PROBE_FRAME_TRUNCATED.  A sample with no
+ *         user frames (a kernel thread, or in the kernel only) is dropped,
+ *         counted in outside_dropped().
+ *   - The event is said in each HELLO as o gives it (event_name names it).
+ *   - Memory: a process's state and MAPs until its EXIT.
+ */
+#ifndef PROBE_TRANSLATE_H
+#define PROBE_TRANSLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfring.h"
+
+typedef void (*outside_emit_fn)(void *ctx, const uint8_t *frame, size_t len);
+
+struct outside;
+
+struct outside *outside_new(const struct perfring_opts *o, const char *event_name,
+			    outside_emit_fn emit, void *ctx);
+void outside_free(struct outside *x);
+void outside_record(struct outside *x, const struct perfring_rec *r);
+uint64_t outside_dropped(const struct outside *x);
+
+#endif
