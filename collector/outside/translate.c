@@ -28,6 +28,8 @@ struct omap {
 struct oproc {
 	uint32_t pid, ppid;
 	int hello;                      /* HELLO sent for its current image */
+	int seeded;                     /* its mappings before ours are known:
+					   a fork's copy, or /proc read */
 	struct omap *maps;
 	size_t nmaps, cap;
 	uint64_t samples;
@@ -166,9 +168,22 @@ static void add_map(struct outside *x, struct oproc *p, uint64_t start, uint64_t
 		send_map(x, p->pid, &m);
 }
 
-/* The executable file mappings /proc/PID/maps lists now. */
+static int has_map(const struct oproc *p, uint64_t start)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].start == start)
+			return 1;
+	return 0;
+}
+
+/* The executable file mappings /proc/PID/maps lists now, and its ppid. */
 static void maps_from_proc(struct outside *x, struct oproc *p)
 {
+	char stat[512];
+	const char *rp = proc_read(p->pid, "stat", stat, sizeof stat) ? strrchr(stat, ')') : NULL;
+	unsigned ppid;
+	if (!p->ppid && rp && sscanf(rp, ") %*c %u", &ppid) == 1)
+		p->ppid = ppid;
 	char path[64], line[4096 + 128], file[4096];
 	snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
 	FILE *f = fopen(path, "re");
@@ -177,11 +192,12 @@ static void maps_from_proc(struct outside *x, struct oproc *p)
 		char perms[8];
 		file[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
-			   file) == 5 && perms[2] == 'x')
+			   file) == 5 && perms[2] == 'x' && !has_map(p, lo))
 			add_map(x, p, lo, hi, off, file);
 	}
 	if (f)
 		fclose(f);
+	p->seeded = 1;
 }
 
 /* Before a process's first frame: its HELLO, then the MAPs it has. */
@@ -189,7 +205,7 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 {
 	if (p->hello)
 		return;
-	if (p->nmaps == 0)
+	if (!p->seeded)         /* MMAP2 records tell only what came after us */
 		maps_from_proc(x, p);
 	send_hello(x, p, comm);
 	for (size_t i = 0; i < p->nmaps; i++)
@@ -254,6 +270,7 @@ static void on_comm(struct outside *x, const struct perfring_rec *r)
 	if (r->u.comm.exec) {           /* a new image: its mappings to come */
 		maps_clear(p);
 		p->hello = 0;
+		p->seeded = 1;
 		send_hello(x, p, r->u.comm.comm);
 		return;
 	}
@@ -274,6 +291,7 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 	}
 	struct oproc *parent = proc_get(x, r->u.task.ppid), *c = proc_get(x, r->pid);
 	c->ppid = r->u.task.ppid;
+	c->seeded = parent->seeded;     /* else read in /proc at its first sample */
 	maps_clear(c);
 	for (size_t i = 0; i < parent->nmaps; i++) {
 		c->maps = xgrow(c->maps, &c->cap, c->nmaps + 1, sizeof(*c->maps));

@@ -8,8 +8,10 @@
  *   - outside_record() turns one record into the frames it implies and
  *     hands each, whole, to emit:
  *       - a process's first sample: its HELLO (exe, comm, argv and ppid
- *         read in /proc), then a MAP for each executable file mapping
- *         /proc/PID/maps lists (mapped before the sampling began);
+ *         read in /proc), then its MAPs: what MMAP2 said, and, unless it
+ *         is a fork's child of a known process or a new image, each other
+ *         executable file mapping /proc/PID/maps lists (mapped before the
+ *         sampling began);
  *       - an exec (COMM marked exec): a new HELLO (a new image), its
  *         mappings to come as MMAP2 records;
  *       - an executable file MMAP2: a MAP, its bias read from the file
