@@ -12,12 +12,15 @@
  *     decode: none;
  *   - translated into the wire's frames (collector/outside/translate.c),
  *     each decodes (wire_decode.c): the child's HELLO first, with its exe,
- *     a MAP of this executable with the loader's bias, SAMPLES whose IP is
+ *     a MAP of this executable with the loader's bias (read in /proc: the
+ *     plugin's MMAP2 came first) and one of the plugin, SAMPLES whose IP is
  *     the record's (with a caller), and EXIT; with a path, written there as a recording
  *     (collector/session/recfile.c) for tests/09 to report on.
  * Skipped, with the reason, where the kernel gives no perf events.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,8 +56,8 @@ struct seen {
 	struct outside *tr;
 	struct recfile *out;    /* NULL: no recording asked for */
 	struct probe_scratch sc;
-	unsigned frames, bad_frames, before_hello, hellos, exe_ok, maps_ok, sample_frames,
-		 ip_ok, exit_frames;
+	unsigned frames, bad_frames, before_hello, hellos, exe_ok, maps_ok, plugin_maps,
+		 sample_frames, ip_ok, exit_frames;
 	uint64_t base;          /* this executable's bias (the loader's) */
 	uint64_t ips_rec, ips_frames;   /* the child's samples' IPs, added up */
 	pid_t child;
@@ -90,6 +93,8 @@ static void on_frame(void *ctx, const uint8_t *f, size_t len)
 	} else if (m.type == PROBE_F_MAP) {
 		s->maps_ok += m.u.map.start <= s->spin_lo && s->spin_lo < m.u.map.end &&
 			      m.u.map.bias == s->base;
+		size_t l = strlen(m.u.map.path);
+		s->plugin_maps += l >= 17 && strcmp(m.u.map.path + l - 17, "libgt_plugin_a.so") == 0;
 	} else if (m.type == PROBE_F_SAMPLES) {
 		struct probe_sample ps;
 		while (probe_samples_next(&m, &ps)) {
@@ -153,6 +158,12 @@ int main(int argc, char **argv)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
+		char self[4096], plugin[4200];
+		ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+		self[k > 0 ? k : 0] = 0;
+		snprintf(plugin, sizeof plugin, "%s/libgt_plugin_a.so", dirname(self));
+		if (!dlopen(plugin, RTLD_NOW))
+			_exit(3);       /* said by check 1 */
 		spin_here(0.3);
 		_exit(0);
 	}
@@ -200,7 +211,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < perfring_nrings(pr); i++)
 		perfring_read(pr, i, on_rec, &s);
-	ok(done_child && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ran and exited 0");
+	ok(done_child && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "the child ran and exited 0 (3: it could not dlopen libgt_plugin_a.so): %d",
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	/* 0.3 s of CPU at 999 Hz: about 300; 150 leaves room for a slow VM. */
 	ok(s.ours >= 150 && s.ours == s.samples, "%u samples, all the child's (%u in all)",
 	   s.ours, s.samples);
@@ -217,8 +230,9 @@ int main(int argc, char **argv)
 	   s.frames, s.bad_frames);
 	ok(s.hellos == 1 && s.before_hello == 0 && s.exe_ok == 1,
 	   "the child's HELLO came first (%u frames before it), naming this executable", s.before_hello);
-	ok(s.maps_ok == 1, "a MAP of spin_here's code with the loader's bias (%llx)",
-	   (unsigned long long)s.base);
+	ok(s.maps_ok == 1 && s.plugin_maps == 1,
+	   "a MAP of spin_here's code with the loader's bias (%llx), once; the plugin's once (%u)",
+	   (unsigned long long)s.base, s.plugin_maps);
 	ok(s.sample_frames == s.ours && s.ip_ok == s.ours && s.ips_frames == s.ips_rec &&
 	   s.exit_frames == 1, "%u samples (of %u), %u with a caller, the records' IPs first "
 	   "(%s); its EXIT (%u)", s.sample_frames, s.ours, s.ip_ok,
