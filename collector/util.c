@@ -155,6 +155,29 @@ const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+int mem_write(int (*write)(void *arg, FILE *f), void *arg, uint8_t **out, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f) {
+		probe_err("cannot build a profile in memory: %s", strerror(errno));
+		return -1;
+	}
+	int rc = write(arg, f);
+	if (fclose(f) != 0 && rc == 0) {
+		probe_err("cannot build a profile in memory: %s", strerror(errno));
+		rc = -1;
+	}
+	if (rc < 0) {
+		free(buf);
+		return -1;
+	}
+	*out = (uint8_t *)buf;
+	*len = n;
+	return 0;
+}
+
 void human_size(uint64_t bytes, char *buf, size_t len)
 {
 	if (bytes < 1024)

@@ -28,6 +28,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifndef PROBE_VERSION
@@ -56,6 +57,11 @@ int parse_percent(const char *s, double *out);
 
 /* The part after the last '/', or the whole string. */
 const char *path_basename(const char *path);
+/*
+ * What write(arg, f) writes to a FILE, into a malloc'd buffer (*out, *len):
+ * 0, or -1 after one message (write's own -1 is taken as said).
+ */
+int mem_write(int (*write)(void *arg, FILE *f), void *arg, uint8_t **out, size_t *len);
 /* "345 KiB", "1.2 MiB", "812 B" into buf. */
 void human_size(uint64_t bytes, char *buf, size_t len);
 /* What replaces an unprintable character (see the contract), and its code point. */

@@ -1,7 +1,6 @@
 /* sink.c - see sink.h. */
 #include "sink.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +109,12 @@ void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m)
 	add_charged(&ad, &copy);
 }
 
+/* mem_write's writer: a report_ctx's pprof. */
+static int write_ctx(void *ctx, FILE *f)
+{
+	return report_pprof(ctx, f);
+}
+
 static int write_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 		       int alloc_default, uint8_t **body, size_t *len)
 {
@@ -117,29 +122,12 @@ static int write_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,
 				 .resolve = { .demangle = 1, .inline_frames = 1 },
 				 .start_real_ns = s->start_real, .alloc_default = alloc_default };
 	o.window_ns = end_mono > s->start_mono ? end_mono - s->start_mono : 1;
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&buf, &n);
-	if (!f) {
-		probe_err("cannot build a profile in memory: %s", strerror(errno));
-		return -1;
-	}
 	struct resolver *r = resolver_new(s->agg, sc, &o.resolve);
 	struct report_ctx ctx;
 	report_ctx_init(&ctx, &o, s->agg, r);
-	int rc = report_pprof(&ctx, f);
+	int rc = mem_write(write_ctx, &ctx, body, len);
 	resolver_free(r);
-	if (fclose(f) != 0 && rc == 0) {
-		probe_err("cannot build a profile in memory: %s", strerror(errno));
-		rc = -1;
-	}
-	if (rc < 0) {
-		free(buf);
-		return -1;
-	}
-	*body = (uint8_t *)buf;
-	*len = n;
-	return 0;
+	return rc;
 }
 
 int sink_pprof(struct sink *s, struct symcache *sc, uint64_t end_mono,

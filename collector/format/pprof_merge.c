@@ -5,7 +5,6 @@
  */
 #include "pprof_merge.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -205,28 +204,10 @@ static int unpack_all(uint8_t *const *bodies, const size_t *lens, size_t n, PPro
 	return n ? 0 : -1;
 }
 
-/* m, gzipped, into a buffer of its own: 0, or -1 (said). */
-static int pack(const PProfile *m, uint8_t **out, size_t *outlen)
+/* mem_write's writer: the merged profile, gzipped. */
+static int write_merged(void *m, FILE *f)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) {
-		probe_err("cannot build a profile in memory: %s", strerror(errno));
-		return -1;
-	}
-	int rc = pprof_gzip(m, f);
-	if (fclose(f) != 0 && rc == 0) {
-		probe_err("cannot build a profile in memory: %s", strerror(errno));
-		rc = -1;
-	}
-	if (rc < 0) {
-		free(buf);
-		return -1;
-	}
-	*out = (uint8_t *)buf;
-	*outlen = len;
-	return 0;
+	return pprof_gzip(m, f);
 }
 
 int pprof_merge(uint8_t *const *bodies, const size_t *lens, size_t n, uint8_t **out,
@@ -239,7 +220,7 @@ int pprof_merge(uint8_t *const *bodies, const size_t *lens, size_t n, uint8_t **
 		for (size_t i = 0; i < n; i++)
 			take(&m, in[i], i == 0);
 		header(&m, in[0]);
-		rc = pack(&m, out, outlen);
+		rc = mem_write(write_merged, &m, out, outlen);
 	}
 	free(m.sample);         /* arrays of ours, of in[]'s messages */
 	free(m.mapping);
