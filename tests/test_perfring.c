@@ -129,16 +129,8 @@ static int on_rec(void *ctx, const struct perfring_rec *r)
 		return 0;
 	s->ours++;
 	s->ips_rec += r->u.sample.ip;
-	uint32_t users = 0;
-	int user = 0;
-	for (uint32_t i = 0; i < r->u.sample.nchain; i++) {
-		uint64_t a = r->u.sample.chain[i];
-		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
-			user = a == (uint64_t)PERF_CONTEXT_USER;
-			continue;
-		}
-		users += user;
-	}
+	uint32_t users;
+	perfring_user_chain(r, &users);
 	s->with_user_chain += users > 0;
 	s->chain_two += users >= 2;
 	s->with_regs += r->u.sample.have_regs && r->u.sample.regs[PERFRING_REG_IP] == r->u.sample.ip;

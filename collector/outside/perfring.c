@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,10 +116,23 @@ static int ring_map(struct ring *r, int fd)
 	return 0;
 }
 
+/* task's owner is not us (a thread that is gone: 0, said otherwise). */
+static int not_ours(int task)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d", task);
+	return task >= 0 && stat(path, &st) == 0 && st.st_uid != geteuid();
+}
+
 /* Why the kernel refused, and what would allow it. */
 static void say_refused(int err, int task)
 {
-	if (err == EACCES || err == EPERM) {
+	if ((err == EACCES || err == EPERM) && not_ours(task)) {
+		probe_err("the kernel refused to sample process %d from outside (%s): it "
+			  "belongs to another user; run as root or with CAP_PERFMON", task,
+			  strerror(err));
+	} else if (err == EACCES || err == EPERM) {
 		char buf[16] = "?";
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
 		if (f && fgets(buf, sizeof buf, f))
@@ -153,13 +167,13 @@ static int open_cpu(struct perfring *pr, struct perf_event_attr *a, int cpu,
 		pr->fds[pr->nfds++] = fd;
 		if (first < 0 && ring_map(r, fd) < 0)
 			return -errno;
-		if (first < 0)
+		if (first < 0) {
 			first = fd;
-		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, first) < 0)
+			pr->nrings++;   /* mapped: perfring_close unmaps it */
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, first) < 0) {
 			return -errno;
+		}
 	}
-	if (first >= 0)
-		pr->nrings++;
 	return 0;
 }
 
@@ -221,6 +235,19 @@ void perfring_enable(struct perfring *pr, int on)
 {
 	for (size_t i = 0; i < pr->nfds; i++)
 		ioctl(pr->fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+const uint64_t *perfring_user_chain(const struct perfring_rec *r, uint32_t *n)
+{
+	const uint64_t *c = r->u.sample.chain;
+	uint32_t nc = r->u.sample.nchain, i = 0;
+	while (i < nc && c[i] != (uint64_t)PERF_CONTEXT_USER)
+		i++;
+	uint32_t first = i + 1;
+	for (i = first; i < nc && c[i] < (uint64_t)PERF_CONTEXT_MAX; i++)
+		;
+	*n = first < i ? i - first : 0;
+	return *n ? &c[first] : NULL;
 }
 
 uint64_t perfring_bad(const struct perfring *pr)

@@ -107,6 +107,12 @@ void perfring_enable(struct perfring *pr, int on);
 /* Every record in ring's buffer, in order: fn's return != 0 stops early. */
 typedef int (*perfring_fn)(void *ctx, const struct perfring_rec *r);
 size_t perfring_read(struct perfring *pr, size_t ring, perfring_fn fn, void *ctx);
+/*
+ * A sample's user frames in its callchain: the entries after the
+ * PERF_CONTEXT_USER mark up to the next mark, IP first (*n of them; NULL
+ * and 0 when it has none: a kernel thread, or kernel frames alone).
+ */
+const uint64_t *perfring_user_chain(const struct perfring_rec *r, uint32_t *n);
 /* Records that did not decode, in all rings so far. */
 uint64_t perfring_bad(const struct perfring *pr);
 

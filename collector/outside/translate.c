@@ -217,21 +217,14 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 /* The user part of the kernel's callchain, IP first, into f: its count. */
 static uint32_t user_frames(const struct perfring_rec *r, uint64_t *f)
 {
-	uint32_t n = 0;
-	int user = 0;
-	for (uint32_t i = 0; i < r->u.sample.nchain; i++) {
-		uint64_t a = r->u.sample.chain[i];
-		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
-			user = a == (uint64_t)PERF_CONTEXT_USER;
-			continue;
-		}
-		if (!user)
-			continue;
-		if (n == PROBE_MAX_FRAMES) {
-			f[n - 1] = PROBE_FRAME_TRUNCATED;
-			break;
-		}
-		f[n++] = a;
+	uint32_t n;
+	const uint64_t *u = perfring_user_chain(r, &n);
+	if (n > PROBE_MAX_FRAMES) {     /* cut: its outermost frame the mark */
+		n = PROBE_MAX_FRAMES;
+		memcpy(f, u, (n - 1) * sizeof(*f));
+		f[n - 1] = PROBE_FRAME_TRUNCATED;
+	} else if (n) {
+		memcpy(f, u, n * sizeof(*f));
 	}
 	return n;
 }
