@@ -183,10 +183,14 @@ if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
 	# setpriv itself in the background (as_nobody's function would be a
 	# subshell, and $! not the agent's pid).
 	NB="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- env PATH=/usr/bin:/bin HOME=/nonexistent"
-	$NB "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag.log" &
-	APID=$!
-	for i in $(seq 100); do grep -q 'profiles at' "$T/ag.log" && break; sleep 0.05; done
-	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/ag.log")
+	# agent LOG: an agent of nobody's on a port of its own; APID, URL.
+	agent() {
+		$NB "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$1" &
+		APID=$!
+		for i in $(seq 100); do grep -q 'profiles at' "$1" && break; sleep 0.05; done
+		URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$1")
+	}
+	agent "$T/ag.log"
 	$NB LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=65536 PROBE_ALLOC_ONLY=1 \
 		"$F" 400000 >/dev/null 2>"$T/ag.err" &
 	GPID=$!
@@ -211,10 +215,7 @@ if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
 	# sqrt(4 KiB x 4 MiB) = 3.1 %; 5 of them (15.6 %) fail once in 1.7
 	# million runs.  site_a's share of the allocated: 0.39 points of
 	# standard deviation at 68 MiB; 2 points are 5 of them.
-	$NB "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag2.log" &
-	APID=$!
-	for i in $(seq 100); do grep -q 'profiles at' "$T/ag2.log" && break; sleep 0.05; done
-	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/ag2.log")
+	agent "$T/ag2.log"
 	$NB LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=4096 PROBE_ALLOC_ONLY=1 \
 		"$F" 64 4096 hold >"$T/hold.out" 2>"$T/hold.err" &
 	GPID=$!
@@ -243,10 +244,7 @@ if command -v curl >/dev/null 2>&1 && command -v go >/dev/null 2>&1; then
 	# each sample labelled with its pid (pprof_merge.h).  Leaks of 4 and 2
 	# MiB, sampled every 4 KiB: standard deviations 3.1 % and 4.4 %; 5 of
 	# them (640 and 453 KiB) fail once in 1.7 million runs.
-	$NB "$PROBE" agent --http 127.0.0.1:0 </dev/null >/dev/null 2>"$T/ag3.log" &
-	APID=$!
-	for i in $(seq 100); do grep -q 'profiles at' "$T/ag3.log" && break; sleep 0.05; done
-	URL=$(sed -n 's|.*profiles at \(http://[^/]*\)/.*|\1|p' "$T/ag3.log")
+	agent "$T/ag3.log"
 	$NB LD_PRELOAD="$BUILD/libprobe-alloc.so" PROBE_ALLOC=4096 PROBE_ALLOC_ONLY=1 \
 		"$F" 32 4096 hold >"$T/h1.out" 2>"$T/h1.err" &
 	P1=$!

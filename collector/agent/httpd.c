@@ -973,7 +973,7 @@ static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struc
  * Start taking a profile for r, or answer why not.  kind: PROF_CPU
  * (/profile), PROF_HEAP or PROF_ALLOCS (the allocations of --alloc, as
  * Go's heap profile: in use by default, or allocated; without seconds,
- * one process's since it connected, at once: heap_now).
+ * since they connected, at once: heap_now).
  */
 enum { PROF_CPU, PROF_HEAP, PROF_ALLOCS };
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, struct req *r,
