@@ -26,7 +26,7 @@ for m in speedscope ajv puppeteer-core; do
 done
 command -v node >/dev/null 2>&1 || skip_all "no node (Debian nodejs): run scripts/install-deps"
 [ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip_all "no Chromium (Debian chromium): run scripts/install-deps"
-plan 28
+plan 29
 export NM="$NPM/node_modules" ROOT
 
 # The reader's side, in node: speedscope's schema, its app, and sums over
@@ -333,6 +333,12 @@ got=$(node -e 'const d = JSON.parse(require("fs").readFileSync(process.argv[1]))
 ps=$(grep -c ' inuse:u: $' "$T/iu.txt")
 [ -n "$want" ] && [ "$got" = "$want" ] && [ "$ps" = "${want#* }" ] && [ "$(js schema "$T/iu.json")" = valid ]
 ok $? "--event inuse: speedscope's threads hold what the report says is in use at the end ($got; report: $want; perf-script: $ps samples)"
+# The same perf-script text read by a reader nobody here wrote:
+# speedscope's linux perf importer, the leak's function named there.
+js import "$T/iu.txt" "$T/iu.txt.json" >"$T/iu.import" 2>&1 &&
+	grep -q 'iu\.txt: Importing from linux perf script output$' "$T/iu.import" &&
+	grep -q '"name":"keep_leak"' "$T/iu.txt.json"
+ok $? "--event inuse --format perf-script: speedscope's app imports it as perf script output, keep_leak in what it read"
 
 # A process that allocates, then execs another program that does: two
 # images of one pid, each its own "in use over time" profile, once.
