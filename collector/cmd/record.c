@@ -49,11 +49,13 @@
 
 #include "child.h"
 #include "cmdopt.h"
+#include "elfmap.h"
 #include "events.h"
 #include "hashtab.h"
 #include "ingest.h"
 #include "lost.h"
 #include "recfile.h"
+#include "sampler.h"
 #include "spawn.h"
 #include "unseen.h"
 #include "usock.h"
@@ -76,8 +78,14 @@ struct record_opts {
 	uint64_t delay_ms;      /* -D: samples of the first MSECS dropped */
 	int no_inherit;         /* --no-inherit: the command's process alone */
 	unsigned ring_pages;    /* -m: libprobe's perf ring and the arena ring's largest, pages */
-	char **argv;
+	const char *pids, *tids;        /* -p, -t: sampled from outside */
+	int all;                /* -a: the whole system, from outside */
+	uint32_t stack_bytes;   /* --call-graph dwarf,SIZE: the copy from outside */
+	char **argv;            /* NULL: none (-p, -t, -a alone) */
 };
+
+/* Samplers from outside at once: -p/-t/-a or the command, and static execs. */
+#define SAMPLERS_MAX 64
 
 struct id_ent {                 /* a set of pids, or of (pid, tid) */
 	uint64_t id;
@@ -99,6 +107,8 @@ struct proc_ent {               /* one process, for the summary */
 	char *unprof_path;
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
+	int inside;             /* libprobe connected for it once (see outside_frame) */
+	int outside;            /* sampled from outside */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
 	uint64_t cpu_samples;   /* of its first event (CPU time): their weights
 				   add up in weight, the timers' rate */
@@ -127,9 +137,17 @@ struct recorder {
 	unsigned nunprof;       /* processes that exec'd something unprofiled */
 	struct unseen unseen;   /* descendants that never connected (root set) */
 	int draining;           /* reading old connections before a HELLO */
+	/* sampled from outside (sampler.h) */
+	struct sampler *smps[SAMPLERS_MAX];
+	unsigned nsmps;
+	uint64_t smp_read_at;   /* when they were last read */
+	uint64_t outside_dup;   /* frames dropped: libprobe sent that process's */
+	unsigned followed;      /* static execs followed from outside */
+	int tree_outside;       /* the command and all it starts: from outside */
+	int nocmd;              /* -p, -t or -a alone: until they end, or a signal */
 };
 
-static char tag_listen, tag_signal;
+static char tag_listen, tag_signal, tag_ring;
 
 void record_usage(FILE *out)
 {
@@ -295,7 +313,7 @@ static void drain_others(struct recorder *r, struct ingest_conn *c)
 	struct ingest_conn *olds[64];
 	unsigned n = 0;
 
-	if (r->draining)
+	if (r->draining || !c)
 		return;
 	r->draining = 1;
 	for (struct ingest_conn *o = r->in.conns; o && n < 64; o = o->next)
@@ -313,6 +331,8 @@ static void drain_others(struct recorder *r, struct ingest_conn *c)
 	}
 	r->draining = 0;
 }
+
+static int follow_static(struct recorder *r, uint32_t pid);
 
 /* Save one valid frame and count it (ingest.h checked it). */
 static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
@@ -346,6 +366,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		p->ppid = ppid;
 		p->timer |= timer;
 		p->asked = asked;
+		p->inside |= c != NULL;
 	}
 	recfile_frame(&r->out, f, len);
 	switch (m->type) {
@@ -395,6 +416,10 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		uint32_t who = m->u.unprof.pid && m->u.unprof.pid != c->wire_pid ?
 			       m->u.unprof.pid : m->pid;
 		struct proc_ent *q = who == m->pid ? p : proc_get(r, who);
+		if (m->u.unprof.reason == PROBE_UNPROF_STATIC && follow_static(r, who) == 0) {
+			q->outside = 1;
+			break;
+		}
 		r->nunprof += !q->unprof;
 		q->unprof = m->u.unprof.reason;
 		q->unprof_parent = m->pid;
@@ -412,6 +437,123 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	default:
 		break;
 	}
+}
+
+/* ---- sampled from outside (sampler.h) -------------------------------- */
+
+/* pid has a connection of libprobe's open now. */
+static int connected(const struct recorder *r, uint32_t pid)
+{
+	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
+		if ((uint32_t)c->pid == pid && !c->dead && !c->orphan)
+			return 1;
+	return 0;
+}
+
+/*
+ * A frame made of what a sampler read.  Events inherited by a process
+ * that libprobe profiles (a dynamic program a static one started) sample
+ * it twice: while libprobe's connection is open, its frames are the ones
+ * kept.  Connections are read before the rings (dispatch), so an exec's
+ * closed connection is seen closed before the new image's frames.
+ */
+static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+{
+	struct recorder *r = ctx;
+	struct probe_msg m;
+	char err[PROBE_ERR_MAX];
+	if (probe_decode_frame(f, len, &m, &r->in.sc, err) < 0) {
+		probe_err("internal: a frame sampled from outside does not decode: %s", err);
+		return;
+	}
+	struct proc_ent *p;
+	HASH_FIND(hh, r->procs, &m.pid, sizeof(m.pid), p);
+	if (p && p->inside && connected(r, m.pid)) {
+		r->outside_dup++;
+		return;
+	}
+	on_frame(r, NULL, &m, f, len);
+	proc_get(r, m.pid)->outside = 1;
+}
+
+static void samplers_read(struct recorder *r)
+{
+	for (unsigned i = 0; i < r->nsmps; i++)
+		sampler_read(r->smps[i]);
+	r->smp_read_at = now_ns();
+}
+
+static int sampler_add(struct recorder *r, struct sampler *s)
+{
+	if (!s)
+		return -1;
+	if (r->nsmps == SAMPLERS_MAX || sampler_watch(s, r->in.ep, &tag_ring) < 0) {
+		sampler_close(s);
+		return -1;
+	}
+	r->smps[r->nsmps++] = s;
+	return 0;
+}
+
+/*
+ * pid exec'd (or is about to exec) a static program, where libprobe
+ * cannot go: sample it from outside.  Before its exec (libprobe said so
+ * from the process itself), its events start at the exec; after, at once.
+ */
+static int follow_static(struct recorder *r, uint32_t pid)
+{
+	char list[16], exe[64];
+	size_t n;
+	if (r->o->no_inherit || r->tree_outside)
+		return -1;
+	snprintf(list, sizeof list, "%u", pid);
+	snprintf(exe, sizeof exe, "/proc/%u/exe", pid);
+	int *tasks = sampler_tasks("record", list, 0, &n);
+	if (!tasks)
+		return -1;
+	int now = elfmap_is_static(exe);
+	struct sampler *s = sampler_open(tasks, n, 0, &r->o->smp, r->o->stack_bytes, !now,
+					 outside_frame, r);
+	free(tasks);
+	if (sampler_add(r, s) < 0)
+		return -1;
+	/* It exec'd between the open and the look: enable_on_exec came too late. */
+	if (!now && elfmap_is_static(exe))
+		sampler_enable(s);
+	r->followed++;
+	return 0;
+}
+
+static void outside_summary(const struct recorder *r)
+{
+	struct sampler_stats t = { 0 }, st;
+	if (!r->nsmps)
+		return;
+	for (unsigned i = 0; i < r->nsmps; i++) {
+		sampler_stats(r->smps[i], &st);
+		t.samples += st.samples;
+		t.dropped += st.dropped;
+		t.bad += st.bad;
+		t.truncated += st.truncated;
+		t.dwarf += st.dwarf;
+		t.fp += st.fp;
+	}
+	double all = (double)(t.dwarf + t.fp ? t.dwarf + t.fp : 1);
+	probe_err("sampled from outside (perf events): %" PRIu64 " samples; stacks: "
+		  "%.1f%% by the stack copy's CFI, %.1f%% by frame pointers, %.1f%% cut "
+		  "at the copy's %u bytes ([truncated])", t.samples,
+		  100.0 * (double)t.dwarf / all, 100.0 * (double)t.fp / all,
+		  100.0 * (double)t.truncated / all, r->o->stack_bytes);
+	if (t.dropped)
+		probe_err("%" PRIu64 " sample%s with no user stack (kernel threads, or "
+			  "in the kernel only) left out", t.dropped, t.dropped == 1 ? "" : "s");
+	if (t.bad)
+		probe_err("%" PRIu64 " perf record%s did not decode", t.bad,
+			  t.bad == 1 ? "" : "s");
+	if (r->outside_dup)
+		probe_err("%" PRIu64 " frame%s sampled from outside left out: libprobe "
+			  "profiled those processes", r->outside_dup,
+			  r->outside_dup == 1 ? "" : "s");
 }
 
 /* ---- signals -------------------------------------------------------- */
@@ -563,7 +705,7 @@ static enum unseen_state unseen_state(void *ctx, pid_t pid)
 	HASH_FIND(hh, r->procs, &id, sizeof(id), p);
 	if (!p || (!p->ran && !p->unprof))
 		return UNSEEN_NEW;
-	if (p->unprof || p->exited)
+	if (p->unprof || p->exited || p->outside)
 		return UNSEEN_KNOWN;
 	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
 		if (c->pid == pid && !c->dead && !c->orphan)
@@ -575,7 +717,14 @@ static void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
 			 const char *path)
 {
 	struct recorder *r = ctx;
-	struct proc_ent *p = proc_get(r, (uint32_t)pid);
+	struct proc_ent *p = proc_get(r, (uint32_t)pid), *pp;
+	uint32_t parent = (uint32_t)ppid;
+	HASH_FIND(hh, r->procs, &parent, sizeof(parent), pp);
+	/* Its parent sampled from outside: inherited events sample it already. */
+	if (reason == PROBE_UNPROF_STATIC && ((pp && pp->outside) || follow_static(r, (uint32_t)pid) == 0)) {
+		p->outside = 1;
+		return;
+	}
 	r->nunprof += !p->unprof;
 	p->unprof = reason;
 	p->unprof_parent = (uint32_t)ppid;
@@ -592,13 +741,15 @@ static void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
  */
 static int dispatch(struct recorder *r, const struct epoll_event *evs, int n)
 {
-	int sig = 0, lis = 0;
+	int sig = 0, lis = 0, ring = 0;
 	for (int i = 0; i < n; i++) {
 		void *p = evs[i].data.ptr;
 		if (p == &tag_listen)
 			lis = 1;
 		else if (p == &tag_signal)
 			sig = 1;
+		else if (p == &tag_ring)
+			ring = 1;
 		else if (!((struct ingest_conn *)p)->dead)
 			ingest_read(&r->in, p);
 	}
@@ -607,6 +758,9 @@ static int dispatch(struct recorder *r, const struct epoll_event *evs, int n)
 		ingest_accept_all(&r->in);
 	if (ingest_timeout(&r->in) == 0)
 		ingest_poll(&r->in);
+	/* After the connections: see outside_frame. */
+	if (ring || (r->nsmps && now_ns() - r->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
+		samplers_read(r);
 	return sig;
 }
 
@@ -655,6 +809,8 @@ static void run_loop(struct recorder *r)
 			if (timeout < 0 || left < timeout)
 				timeout = left;
 		}
+		if (r->nsmps && (timeout < 0 || timeout > SAMPLER_READ_MS))
+			timeout = SAMPLER_READ_MS;
 		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -665,6 +821,45 @@ static void run_loop(struct recorder *r)
 		if (dispatch(r, evs, n))
 			on_signal(r);
 	}
+}
+
+/*
+ * -p, -t or -a with no command: read the rings until a stop signal (one
+ * is enough: there is no command to wait for), or until every process
+ * asked for has ended.
+ */
+static void nocmd_loop(struct recorder *r)
+{
+	struct epoll_event evs[64];
+	uint64_t last_flush = now_ns();
+	while (!r->stop_sig) {
+		uint64_t now = now_ns();
+		if (now - last_flush >= FLUSH_NS) {
+			recfile_flush(&r->out);
+			last_flush = now;
+		}
+		int alive = 0;
+		for (unsigned i = 0; i < r->nsmps; i++)
+			alive |= sampler_alive(r->smps[i]);
+		if (!alive) {
+			r->all_gone = 1;
+			r->t_gone = now;
+			break;
+		}
+		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
+				   SAMPLER_READ_MS);
+		if (n < 0 && errno != EINTR) {
+			probe_err("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		if (!dispatch(r, evs, n > 0 ? n : 0))
+			continue;
+		struct signalfd_siginfo si;
+		while (read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (is_stop_signal((int)si.ssi_signo))
+				r->stop_sig = (int)si.ssi_signo;
+	}
+	samplers_read(r);
 }
 
 static int by_pid(struct proc_ent *a, struct proc_ent *b)
@@ -828,7 +1023,7 @@ static void proc_summary(struct recorder *r)
 static void unprofiled_said(const struct recorder *r)
 {
 	int quiet = r->o->quiet;
-	if (r->nconnected == 0)
+	if (r->nconnected == 0 && !r->nsmps)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
 	else if (r->nunprof && (!quiet || r->samples == 0))
@@ -864,7 +1059,9 @@ static void summary(struct recorder *r, int write_failed)
 	if (r->o->no_inherit)
 		probe_err("--no-inherit: only the command's own process was profiled (and "
 			  "what it exec'd), not the processes it started");
-	unprofiled_said(r);
+	outside_summary(r);
+	if (r->o->argv)
+		unprofiled_said(r);
 	proc_summary(r);
 	if (!write_failed && r->samples && r->out.regular)
 		recfile_hint(r->o->output);
@@ -1015,6 +1212,36 @@ static int ring_size(const char *arg, unsigned *pages)
 	return 0;
 }
 
+/* --call-graph dwarf,SIZE: the stack copy's bytes, as perf takes them. */
+static int stack_size(const char *arg, uint32_t *bytes)
+{
+	uint64_t v;
+	if (parse_u64(arg, &v) < 0 || v < 8 || v > 65528 || v % 8)
+		return usage_error("--call-graph dwarf,%s: the stack copy is a multiple of 8 "
+				   "bytes from 8 to 65528 (the kernel's limit), as perf takes "
+				   "it", arg);
+	*bytes = (uint32_t)v;
+	return 0;
+}
+
+/* -p, -t, -a: one of them, and none of what needs libprobe in the process. */
+static int outside_check(const struct record_opts *o)
+{
+	const char *what = o->pids ? "-p" : o->tids ? "-t" : o->all ? "-a" : NULL;
+	if (!what)
+		return 0;
+	if (!!o->pids + !!o->tids + o->all > 1)
+		return usage_error("-p, -t and -a are one target each: give one of them");
+	const char *lib = o->smp.offcpu ? "--off-cpu" : o->smp.alloc ? "--alloc" :
+			  o->delay_ms ? "-D" : o->no_inherit ? "--no-inherit" :
+			  o->serve ? "--serve" : o->smp.nmore ? "several events" : NULL;
+	if (lib)
+		return usage_error("%s samples from outside (perf events) and %s is not "
+				   "supported there; run the program under probe record "
+				   "without %s for it", what, lib, what);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -1031,15 +1258,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
 		{ "alloc", optional_argument, NULL, SAMPLING_ALLOC },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "all-cpus", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	o->output = "probe.data";
+	o->stack_bytes = SAMPLER_STACK_DEFAULT;
 	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
 	/* "+": the command's own options are not ours, even without "--". */
-	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qhgD:m:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qhgD:m:p:t:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -1070,6 +1301,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 						   "and lbr (probe takes any: it always unwinds with "
 						   "DWARF)", optarg);
 			o->callgraph = "--call-graph";
+			if (!strncmp(optarg, "dwarf,", 6) && stack_size(optarg + 6, &o->stack_bytes) < 0)
+				return 2;
+			break;
+		case 'p':
+			o->pids = optarg;
+			break;
+		case 't':
+			o->tids = optarg;
+			break;
+		case 'a':
+			o->all = 1;
 			break;
 		case 'D':
 			if (parse_u64(optarg, &o->delay_ms) < 0 || o->delay_ms > 86400000)
@@ -1093,14 +1335,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (sampling_check("record", &o->smp) >= 0)
 		return 2;
+	if (outside_check(o) < 0)
+		return 2;
 	if (o->serve) {
 		if (optind < argc)
 			return usage_error("--serve takes no command");
 		return -1;
 	}
-	if (optind >= argc)
-		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...])");
-	o->argv = argv + optind;
+	if (optind < argc)
+		o->argv = argv + optind;
+	else if (!o->pids && !o->tids && !o->all)
+		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...]), "
+				   "and no -p PID, -t TID or -a to sample");
 	return -1;      /* go on */
 }
 
@@ -1183,6 +1429,126 @@ static int serve(struct record_opts *o)
 	_exit(0);
 }
 
+/*
+ * The command, started: a statically linked one (no loader: LD_PRELOAD
+ * reaches nothing) held before its exec while events are opened on it,
+ * with inherit and enable_on_exec, so that it and all it starts are
+ * sampled from outside from its first instruction; any other at once.
+ */
+static pid_t start_command(struct recorder *r, char **env, const sigset_t *mask, int *rc)
+{
+	char *path = spawn_which(r->o->argv[0]);
+	int is_static = path && elfmap_is_static(path);
+	free(path);
+	if (!is_static || r->o->no_inherit)
+		return spawn(r->o->argv, env, mask, rc);
+	struct spawn_hold h;
+	if (spawn_held(r->o->argv, env, mask, &h, 1) < 0) {
+		*rc = 1;
+		return -1;
+	}
+	int one = (int)h.pid;
+	struct sampler *s = sampler_open(&one, 1, 0, &r->o->smp, r->o->stack_bytes, 1,
+					 outside_frame, r);
+	if (sampler_add(r, s) == 0) {
+		r->tree_outside = 1;
+		if (!r->o->quiet) {
+			char *name = printable_dup(r->o->argv[0]);
+			probe_err("%s is statically linked: libprobe cannot load into it, so "
+				  "it is sampled from outside (perf events, as probe record -p)",
+				  name);
+			free(name);
+		}
+	}
+	return spawn_release(&h, r->o->argv, rc);
+}
+
+/*
+ * -p, -t or -a: events probe opens on those (sampler.h), nothing loaded
+ * into them.  A command given with them runs as it is (perf's
+ * `-p PID -- sleep 5`), and the recording ends with it.
+ */
+static int record_outside(struct record_opts *o, int argc, char **argv)
+{
+	struct recorder r = { .o = o, .sfd = -1, .nocmd = !o->argv };
+	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(), .lfd_tag = &tag_listen,
+				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
+				.note = on_note, .opened = on_opened };
+	int rc = 1;
+	size_t n = 0;
+	int *tasks = o->all ? NULL : sampler_tasks("record", o->pids ? o->pids : o->tids,
+						   o->tids != NULL, &n);
+	if (!o->all && !tasks)
+		return 2;
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	r.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
+	if (r.sfd < 0 || r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
+		probe_err("cannot set up the event loop: %s", strerror(errno));
+		goto out;
+	}
+	if (probe_scratch_init(&r.in.sc) < 0)
+		probe_oom();
+	ingest_raise_nofile();
+	if (sampler_add(&r, sampler_open(tasks, n, o->all, &o->smp, o->stack_bytes, 0,
+					 outside_frame, &r)) < 0)
+		goto out;
+	if (recfile_open(&r.out, o->output) < 0)
+		goto out;
+	write_info(&r.out, argc, argv);
+	r.t_start = now_ns();
+	if (o->callgraph && !o->quiet)
+		probe_warn("%s: stacks come from the kernel's copy of each sample's user "
+			   "stack, walked with DWARF CFI, or from frame pointers", o->callgraph);
+	if (o->argv) {
+		r.child = spawn(o->argv, environ, &old, &rc);
+		if (r.child < 0) {
+			recfile_discard(&r.out);
+			goto out;
+		}
+		run_loop(&r);
+		samplers_read(&r);
+	} else {
+		nocmd_loop(&r);
+	}
+	int werr = recfile_close(&r.out) < 0;
+	if (!o->quiet)
+		summary(&r, werr);
+	if (r.nocmd && r.stop_sig && !o->quiet) {
+		char sb[32];
+		probe_err("stopped on %s", sig_name(r.stop_sig, sb, sizeof(sb)));
+	} else if (r.nocmd && !o->quiet) {
+		probe_err("stopped: %s ended", o->tids ? "the threads asked for" :
+			  "the processes asked for");
+	}
+	rc = r.nocmd ? 0 : r.child_done ? r.status : 128 + r.stop_sig;
+	if (werr && rc == 0)
+		rc = 1;
+out:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (unsigned i = 0; i < r.nsmps; i++)
+		sampler_close(r.smps[i]);
+	if (r.out.fd >= 0 && r.out.path)
+		recfile_close(&r.out);
+	if (r.in.ep >= 0)
+		close(r.in.ep);
+	if (r.sfd >= 0)
+		close(r.sfd);
+	if (r.in.sc.mem)
+		probe_scratch_free(&r.in.sc);
+	set_free(&r.pids);
+	set_free(&r.tids);
+	procs_free(&r);
+	free(tasks);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
@@ -1191,6 +1557,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (o.serve)
 		return serve(&o);
+	if (o.pids || o.tids || o.all)
+		return record_outside(&o, argc, argv);
 
 	struct recorder r = { .o = &o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
@@ -1256,7 +1624,7 @@ int cmd_record(int argc, char **argv)
 		r.in.drop_before_ns = r.t_start + o.delay_ms * 1000000ull;
 	/* The command's orphans become ours: see child_reap(). */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	r.child = spawn(o.argv, env, &old, &rc);
+	r.child = start_command(&r, env, &old, &rc);
 	if (r.child < 0) {
 		/* rc is 127 or 126; leave no empty recording behind. */
 		recfile_discard(&r.out);
@@ -1268,6 +1636,7 @@ int cmd_record(int argc, char **argv)
 				    .state = unseen_state, .found = unseen_found,
 				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
 	run_loop(&r);
+	samplers_read(&r);
 	unseen_free(&r.unseen);
 	unsigned others = r.stop_sig ? stop_collect(&r) : 0;
 	if (!r.child_done && !r.stop_sig) {
@@ -1305,6 +1674,8 @@ out:
 		close(r.in.lfd);
 	if (sock)
 		unlink(sock);
+	for (unsigned i = 0; i < r.nsmps; i++)
+		sampler_close(r.smps[i]);
 	if (r.in.sc.mem)
 		probe_scratch_free(&r.in.sc);
 	set_free(&r.pids);

@@ -37,6 +37,14 @@ struct image {
 	int64_t adj;                    /* vaddr -> address in p */
 	uint8_t build_id[PROBE_BUILD_ID_MAX];
 	unsigned build_id_len;
+	/* No .eh_frame_hdr (a static executable): .eh_frame's FDEs, sorted. */
+	struct fde_ent *tab;
+	size_t ntab;
+};
+
+struct fde_ent {
+	uint64_t begin;                 /* where its code starts, image space */
+	const uint8_t *fde;
 };
 
 static int in_image(const struct image *im, const void *q, size_t n)
@@ -74,7 +82,106 @@ static Elf64_Phdr phdr(const uint8_t *img, const Elf64_Ehdr *eh, unsigned i)
 	return ph;
 }
 
-/* 0 when img is a 64-bit x86-64 ELF file with an .eh_frame_hdr we can use. */
+static int by_begin(const void *a, const void *b)
+{
+	const struct fde_ent *x = a, *y = b;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* Section i's header, copied out (bounds checked by the caller). */
+static Elf64_Shdr shdr(const uint8_t *img, const Elf64_Ehdr *eh, unsigned i)
+{
+	Elf64_Shdr sh;
+	memcpy(&sh, img + eh->e_shoff + (size_t)i * sizeof(sh), sizeof(sh));
+	return sh;
+}
+
+/* The .eh_frame section's header, or one of type SHT_NULL. */
+static Elf64_Shdr eh_frame_section(const struct image *im, const Elf64_Ehdr *eh)
+{
+	Elf64_Shdr none = { .sh_type = SHT_NULL };
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > im->size ||
+	    eh->e_shnum > (im->size - eh->e_shoff) / sizeof(Elf64_Shdr) ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return none;
+	Elf64_Shdr str = shdr(im->p, eh, eh->e_shstrndx);
+	if (str.sh_offset > im->size || str.sh_size > im->size - str.sh_offset)
+		return none;
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr sh = shdr(im->p, eh, i);
+		if (sh.sh_name < str.sh_size - 10 && sh.sh_type == SHT_PROGBITS &&
+		    !memcmp(im->p + str.sh_offset + sh.sh_name, ".eh_frame", 10) &&
+		    sh.sh_offset <= im->size && sh.sh_size <= im->size - sh.sh_offset)
+			return sh;
+	}
+	return none;
+}
+
+/*
+ * No .eh_frame_hdr (gcc links static executables without one): a table
+ * of .eh_frame's FDEs made here, walked as the header's would be.  0, or
+ * -1 when there is no .eh_frame (nothing to unwind by).
+ */
+static int fde_table(struct image *im, const Elf64_Ehdr *eh)
+{
+	Elf64_Shdr sh = eh_frame_section(im, eh);
+	if (sh.sh_type == SHT_NULL)
+		return -1;
+	im->adj = (int64_t)(uintptr_t)im->p - (int64_t)(sh.sh_addr - sh.sh_offset);
+	const uint8_t *p = im->p + sh.sh_offset, *end = p + sh.sh_size;
+	size_t cap = 0;
+	while (end - p >= 8) {
+		uint32_t len, id;
+		memcpy(&len, p, 4);
+		memcpy(&id, p + 4, 4);
+		if (len == 0 || len == 0xffffffffu || len > (size_t)(end - p - 4))
+			break;
+		const uint8_t *next = p + 4 + len;
+		struct cfa_cie c;
+		if (id && id <= (size_t)(p + 4 - im->p) &&
+		    cfa_parse_cie(p + 4 - id, end, im->adj, &c) == 0) {
+			struct cfa_rd r = { p + 8, next, 0, im->adj };
+			uint64_t begin = cfa_encoded(&r, c.fde_enc);
+			if (!r.bad) {
+				im->tab = xgrow(im->tab, &cap, im->ntab + 1, sizeof(*im->tab));
+				im->tab[im->ntab++] = (struct fde_ent){ begin, p };
+			}
+		}
+		p = next;
+	}
+	if (!im->ntab)
+		return -1;
+	qsort(im->tab, im->ntab, sizeof(*im->tab), by_begin);
+	return 0;
+}
+
+/* The rule at pc (image space) from the FDE table fde_table() made. */
+static uint64_t table_rule(const struct image *im, uint64_t pc)
+{
+	size_t lo = 0, hi = im->ntab;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (im->tab[mid].begin <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (im->tab[lo].begin > pc)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	return cfa_rule_from_fde(im->p, im->tab[lo].fde, im->p + im->size, im->adj, pc);
+}
+
+static void image_close(struct image *im)
+{
+	free(im->tab);
+	im->tab = NULL;
+	im->ntab = 0;
+}
+
+/*
+ * 0 when img is a 64-bit x86-64 ELF file with an .eh_frame_hdr we can use,
+ * or at least an .eh_frame (image_close() frees the table made of it).
+ */
 static int image_open(struct image *im, const uint8_t *img, size_t size)
 {
 	Elf64_Ehdr eh;
@@ -100,7 +207,7 @@ static int image_open(struct image *im, const uint8_t *img, size_t size)
 			read_build_id(im, &ph);
 	}
 	if (ehf.p_type != PT_GNU_EH_FRAME)
-		return -1;
+		return fde_table(im, &eh);
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph = phdr(img, &eh, i);
 		if (ph.p_type == PT_LOAD && ehf.p_vaddr >= ph.p_vaddr &&
@@ -120,6 +227,9 @@ static uint64_t image_rule(const struct image *im, uint64_t vaddr)
 	struct cfa_rd r = { im->hdr, im->hend, 0, 0 };      /* count: not a pointer */
 	uint64_t pc = vaddr + (uint64_t)im->adj;
 	uint64_t unsup = probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+
+	if (im->tab)
+		return table_rule(im, pc);
 
 	if (cfa_fixed(&r, 1) != 1)
 		return unsup;
@@ -158,7 +268,9 @@ uint64_t cfi_rule_in_image(const uint8_t *img, size_t size, uint64_t vaddr)
 	struct image im;
 	if (image_open(&im, img, size) < 0)
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
-	return image_rule(&im, vaddr);
+	uint64_t rule = image_rule(&im, vaddr);
+	image_close(&im);
+	return rule;
 }
 
 /* ---- the files, mapped once ---------------------------------------------------- */
@@ -209,6 +321,20 @@ static void remember(struct file *f, uint64_t vaddr, uint64_t rule)
 	f->mem_n++;
 }
 
+/* The rule remembered for vaddr: 1, or 0 when none was. */
+static int recall(const struct file *f, uint64_t vaddr, uint64_t *rule)
+{
+	if (!f->mem_key)
+		return 0;
+	size_t at = (size_t)probe_rule_hash(vaddr) & (MEM_CAP - 1);
+	for (; f->mem_key[at]; at = (at + 1) & (MEM_CAP - 1))
+		if (f->mem_key[at] == vaddr + 1) {
+			*rule = f->mem_rule[at];
+			return 1;
+		}
+	return 0;
+}
+
 static struct file files[CFI_FILES_MAX];
 static uint64_t clock_;
 
@@ -254,6 +380,7 @@ static void file_drop(struct file *f)
 {
 	if (f->map)
 		munmap(f->map, f->size);
+	image_close(&f->im);
 	free(f->path);
 	free(f->mem_key);
 	free(f->mem_rule);
@@ -298,6 +425,7 @@ static struct file *file_get(const struct cfi_map *m, pid_t pid)
 		if (m->build_id_len && (f->im.build_id_len != m->build_id_len ||
 		    memcmp(f->im.build_id, m->build_id, m->build_id_len))) {
 			munmap(f->map, f->size);
+			image_close(&f->im);
 			f->map = NULL;
 			continue;
 		}
@@ -421,6 +549,19 @@ unsigned cfi_learn(struct probe_arena *a, struct cfi_learner *l,
 		publish_checked(a, l, key, rule, epoch);
 	}
 	return asked;
+}
+
+uint64_t cfi_rule_at(const struct cfi_map *m, pid_t pid, uint64_t addr)
+{
+	struct file *f = file_get(m, pid);
+	uint64_t rule, vaddr = addr - m->bias;
+	if (!f)
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	if (recall(f, vaddr, &rule))
+		return rule;
+	rule = image_rule(&f->im, vaddr);
+	remember(f, vaddr, rule);
+	return rule;
 }
 
 void cfi_forget(struct probe_arena *a, uint64_t lo, uint64_t hi)

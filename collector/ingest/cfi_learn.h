@@ -16,6 +16,8 @@
  *   - Rules learned are remembered per file (by file address, at most
  *     MEM_CAP/2 each) and given to the next process that maps the file
  *     (cfi_seed).
+ *   - An object without .eh_frame_hdr (a static executable) is read
+ *     through a table of its .eh_frame's FDEs, made once.
  *   - Files are untrusted: every read is bounded by the file's mapping.
  *     Opened files stay mapped in a cache shared by all processes
  *     (CFI_FILES_MAX of them, then the oldest is dropped).
@@ -74,6 +76,11 @@ void cfi_forget_key(struct probe_arena *a, uint64_t key);
  * published after that).  Returns how many rules.
  */
 unsigned cfi_seed(struct probe_arena *a, struct cfi_learner *l, const struct cfi_map *m);
+/*
+ * The rule at addr in m's object, for a walk done here (a stack copied by
+ * the kernel: collector/outside/unwind_copy.c); remembered as cfi_learn's.
+ */
+uint64_t cfi_rule_at(const struct cfi_map *m, pid_t pid, uint64_t addr);
 /* The pure part, for tests: the rule at vaddr from an ELF image in memory. */
 uint64_t cfi_rule_in_image(const uint8_t *img, size_t size, uint64_t vaddr);
 void cfi_files_free(void);

@@ -31,7 +31,7 @@ static int load_of(Elf *e, uint64_t pgoff, GElf_Phdr *ph)
 
 int elfmap_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	int rc = -1;
@@ -47,4 +47,27 @@ int elfmap_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias
 		elf_end(e);
 	close(fd);
 	return rc;
+}
+
+int elfmap_is_static(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	int st = 0;
+	size_t n;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+		st = 1;
+		for (size_t i = 0; i < n && st; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type == PT_INTERP)
+				st = 0;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return st;
 }

@@ -20,5 +20,8 @@
 #include <stdint.h>
 
 int elfmap_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias);
+/* 1 when path is an ELF executable with no PT_INTERP (statically linked:
+ * no loader, so no LD_PRELOAD), else 0. */
+int elfmap_is_static(const char *path);
 
 #endif

@@ -416,36 +416,102 @@ static int decode(const struct perfring *pr, const uint8_t *b, size_t len,
 	return 1;
 }
 
+/*
+ * The record at *tail of rg (below head) decoded into r: 1 one of ours, 0
+ * one to skip, -1 bad; *size its length (0: the ring is damaged, stop).
+ */
+static int at_tail(struct perfring *pr, struct ring *rg, uint64_t tail, uint64_t head,
+		   struct perfring_rec *r, size_t *size)
+{
+	size_t mask = rg->size - 1;
+	struct perf_event_header h;
+	*size = 0;
+	for (size_t i = 0; i < sizeof h; i++)
+		((uint8_t *)&h)[i] = rg->data[(tail + i) & mask];
+	if (h.size < sizeof h || h.size > head - tail)
+		return 0;               /* the kernel's own: never; stop reading */
+	const uint8_t *b = rg->data + (tail & mask);
+	if ((tail & mask) + h.size > rg->size) {        /* wraps: copy */
+		size_t first = rg->size - (tail & mask);
+		memcpy(pr->rec, b, first);
+		memcpy(pr->rec + first, rg->data, h.size - first);
+		b = pr->rec;
+	}
+	*size = h.size;
+	return decode(pr, b, h.size, r);
+}
+
 size_t perfring_read(struct perfring *pr, size_t ring, perfring_fn fn, void *ctx)
 {
 	struct ring *rg = &pr->rings[ring];
 	uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = rg->meta->data_tail;
-	size_t n = 0, mask = rg->size - 1;
+	size_t n = 0, size;
 	int stop = 0;
 	while (tail < head && !stop) {
-		struct perf_event_header h;
-		for (size_t i = 0; i < sizeof h; i++)
-			((uint8_t *)&h)[i] = rg->data[(tail + i) & mask];
-		if (h.size < sizeof h || h.size > head - tail)
-			break;          /* the kernel's own: never; stop reading */
-		const uint8_t *b = rg->data + (tail & mask);
-		if ((tail & mask) + h.size > rg->size) {        /* wraps: copy */
-			size_t first = rg->size - (tail & mask);
-			memcpy(pr->rec, b, first);
-			memcpy(pr->rec + first, rg->data, h.size - first);
-			b = pr->rec;
-		}
 		struct perfring_rec r;
-		int d = decode(pr, b, h.size, &r);
+		int d = at_tail(pr, rg, tail, head, &r, &size);
+		if (!size)
+			break;
 		if (d < 0)
 			pr->bad++;
 		else if (d > 0) {
 			n++;
 			stop = fn(ctx, &r);
 		}
-		tail += h.size;
+		tail += size;
 	}
 	__atomic_store_n(&rg->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/*
+ * Every ring up to its head now, merged by time: the ring whose next
+ * record is the oldest goes first (its time read by decoding it, then
+ * decoded again to be handed on: the wrap buffer is one for all rings).
+ */
+size_t perfring_read_all(struct perfring *pr, perfring_fn fn, void *ctx)
+{
+	size_t nr = pr->nrings, n = 0;
+	uint64_t *head = xcalloc(nr ? nr : 1, sizeof(*head));
+	uint64_t *tail = xcalloc(nr ? nr : 1, sizeof(*tail));
+	for (size_t i = 0; i < nr; i++) {
+		head[i] = __atomic_load_n(&pr->rings[i].meta->data_head, __ATOMIC_ACQUIRE);
+		tail[i] = pr->rings[i].meta->data_tail;
+	}
+	for (;;) {
+		size_t best = nr, size;
+		uint64_t best_t = UINT64_MAX;
+		struct perfring_rec r;
+		for (size_t i = 0; i < nr; i++) {
+			while (tail[i] < head[i]) {
+				int d = at_tail(pr, &pr->rings[i], tail[i], head[i], &r, &size);
+				if (!size) {
+					tail[i] = head[i];      /* damaged: the rest dropped */
+					break;
+				}
+				if (d > 0) {
+					if (r.time < best_t || best == nr) {
+						best = i;
+						best_t = r.time;
+					}
+					break;
+				}
+				pr->bad += d < 0;
+				tail[i] += size;
+			}
+		}
+		if (best == nr)
+			break;
+		at_tail(pr, &pr->rings[best], tail[best], head[best], &r, &size);
+		tail[best] += size;
+		n++;
+		if (fn(ctx, &r))
+			break;
+	}
+	for (size_t i = 0; i < nr; i++)
+		__atomic_store_n(&pr->rings[i].meta->data_tail, tail[i], __ATOMIC_RELEASE);
+	free(head);
+	free(tail);
 	return n;
 }

@@ -107,6 +107,9 @@ void perfring_enable(struct perfring *pr, int on);
 /* Every record in ring's buffer, in order: fn's return != 0 stops early. */
 typedef int (*perfring_fn)(void *ctx, const struct perfring_rec *r);
 size_t perfring_read(struct perfring *pr, size_t ring, perfring_fn fn, void *ctx);
+/* Every ring's records up to now, merged in time order (perf's ordered
+ * events, within one call); fn's return != 0 stops early. */
+size_t perfring_read_all(struct perfring *pr, perfring_fn fn, void *ctx);
 /*
  * A sample's user frames in its callchain: the entries after the
  * PERF_CONTEXT_USER mark up to the next mark, IP first (*n of them; NULL

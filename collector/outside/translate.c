@@ -6,6 +6,7 @@
  */
 #include "translate.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -16,8 +17,10 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "cfi_learn.h"
 #include "elfmap.h"
 #include "probe/wire.h"
+#include "unwind_copy.h"
 #include "util.h"
 
 struct omap {
@@ -43,7 +46,7 @@ struct outside {
 	outside_emit_fn emit;
 	void *ctx;
 	struct oproc *procs;
-	uint64_t dropped;
+	struct outside_stats st;
 	uint8_t *buf;                   /* PROBE_FRAME_MAX: one frame */
 };
 
@@ -106,9 +109,20 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Its parent, from /proc/PID/stat, when no FORK record said it. */
+static void ppid_read(struct oproc *p)
+{
+	char stat[512];
+	const char *rp = proc_read(p->pid, "stat", stat, sizeof stat) ? strrchr(stat, ')') : NULL;
+	unsigned ppid;
+	if (!p->ppid && rp && sscanf(rp, ") %*c %u", &ppid) == 1)
+		p->ppid = ppid;
+}
+
 /* HELLO: what /proc says of pid now (a process gone: what is known). */
 static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint)
 {
+	ppid_read(p);
 	char exe[4096], comm[64], args[8192], link[64];
 	struct probe_wbuf w;
 	snprintf(link, sizeof link, "/proc/%u/exe", p->pid);
@@ -154,12 +168,60 @@ static void send_map(struct outside *x, uint32_t pid, const struct omap *m)
 	send(x, &w, at);
 }
 
-/* An executable file mapping: kept, and said when its HELLO was. */
+/*
+ * The vDSO: not a file, but the kernel's own image, the same in every
+ * process of this kernel (the collector's included, at AT_SYSINFO_EHDR):
+ * its symbols (symbols.c) and frame rules are read in ours.
+ */
+static const uint8_t *vdso;
+static size_t vdso_len;
+
+static void vdso_find(void)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long long lo, hi;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
+			vdso = (const uint8_t *)(uintptr_t)lo;
+			vdso_len = (size_t)(hi - lo);
+		}
+	if (f)
+		fclose(f);
+}
+
+/* The vDSO mapped at start: its bias (its first PT_LOAD's vaddr is at start). */
+static int vdso_bias(uint64_t start, uint64_t *bias)
+{
+	Elf64_Ehdr eh;
+	vdso_find();
+	if (!vdso || vdso_len < sizeof eh)
+		return -1;
+	memcpy(&eh, vdso, sizeof eh);
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (eh.e_phoff + (i + 1) * sizeof ph > vdso_len)
+			return -1;
+		memcpy(&ph, vdso + eh.e_phoff + i * sizeof ph, sizeof ph);
+		if (ph.p_type == PT_LOAD && ph.p_offset == 0) {
+			*bias = start - ph.p_vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* An executable file mapping (or the vDSO): kept, and said when its HELLO was. */
 static void add_map(struct outside *x, struct oproc *p, uint64_t start, uint64_t end,
 		    uint64_t pgoff, const char *path)
 {
 	struct omap m = { start, end, 0, pgoff, NULL };
-	if (path[0] != '/' || elfmap_bias(path, start, pgoff, &m.bias) < 0)
+	if (!strcmp(path, "[vdso]") ? vdso_bias(start, &m.bias) < 0 :
+	    path[0] != '/' || elfmap_bias(path, start, pgoff, &m.bias) < 0)
 		return;         /* anonymous, or not ELF: no symbols to give */
 	m.path = xstrdup(path);
 	p->maps = xgrow(p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
@@ -176,14 +238,9 @@ static int has_map(const struct oproc *p, uint64_t start)
 	return 0;
 }
 
-/* The executable file mappings /proc/PID/maps lists now, and its ppid. */
+/* The executable file mappings /proc/PID/maps lists now (the vDSO too). */
 static void maps_from_proc(struct outside *x, struct oproc *p)
 {
-	char stat[512];
-	const char *rp = proc_read(p->pid, "stat", stat, sizeof stat) ? strrchr(stat, ')') : NULL;
-	unsigned ppid;
-	if (!p->ppid && rp && sscanf(rp, ") %*c %u", &ppid) == 1)
-		p->ppid = ppid;
 	char path[64], line[4096 + 128], file[4096];
 	snprintf(path, sizeof path, "/proc/%u/maps", p->pid);
 	FILE *f = fopen(path, "re");
@@ -192,7 +249,8 @@ static void maps_from_proc(struct outside *x, struct oproc *p)
 		char perms[8];
 		file[0] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
-			   file) == 5 && perms[2] == 'x' && !has_map(p, lo))
+			   file) == 5 && perms[2] == 'x' && !has_map(p, lo) &&
+		    (file[0] == '/' || !strcmp(file, "[vdso]")))
 			add_map(x, p, lo, hi, off, file);
 	}
 	if (f)
@@ -229,16 +287,73 @@ static uint32_t user_frames(const struct perfring_rec *r, uint64_t *f)
 	return n;
 }
 
+struct rule_ctx {
+	struct oproc *p;
+};
+
+/* The frame rule at addr: its object's (cfi_learn.c), or by frame pointer. */
+static uint64_t rule_at(void *ctx, uint64_t addr)
+{
+	struct oproc *p = ((struct rule_ctx *)ctx)->p;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct omap *m = &p->maps[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (m->path[0] == '[')          /* the vDSO: ours is the same */
+			return vdso ? cfi_rule_in_image(vdso, vdso_len, addr - m->bias)
+				    : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+		struct cfi_map cm = { .start = m->start, .end = m->end, .bias = m->bias,
+				      .path = m->path };
+		return cfi_rule_at(&cm, (pid_t)p->pid, addr);
+	}
+	return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);      /* JIT, vDSO: no file */
+}
+
+/*
+ * The sample's stack: the copy walked with the objects' CFI where the
+ * copy is there, else (or where that walk stops short of the frame-pointer
+ * chain's length) the kernel's frame-pointer chain.  A walk cut by the
+ * copy's size ends in PROBE_FRAME_TRUNCATED.
+ */
+static uint32_t sample_frames(struct outside *x, struct oproc *p,
+			      const struct perfring_rec *r, uint64_t *f)
+{
+	uint64_t g[PROBE_MAX_FRAMES];
+	uint32_t nfp = user_frames(r, f);
+	if (!x->o.stack_bytes || !r->u.sample.have_regs)
+		return nfp;
+	struct rule_ctx rc = { p };
+	int cut, complete;
+	int n = unwind_copy(r, x->o.stack_bytes, rule_at, &rc, g, PROBE_MAX_FRAMES - 1,
+			    &cut, &complete);
+	if (n <= 0 || (!complete && !cut && (uint32_t)n < nfp)) {
+		x->st.fp += nfp != 0;
+		return nfp;
+	}
+	x->st.dwarf++;
+	if (cut || (n == PROBE_MAX_FRAMES - 1 && !complete)) {
+		g[n++] = PROBE_FRAME_TRUNCATED;
+		x->st.truncated++;
+	}
+	memcpy(f, g, (size_t)n * sizeof(*f));
+	return (uint32_t)n;
+}
+
 static void on_sample(struct outside *x, const struct perfring_rec *r)
 {
 	uint64_t f[PROBE_MAX_FRAMES], prev = 0;
-	uint32_t n = user_frames(r, f);
-	if (n == 0) {
-		x->dropped++;
+	uint32_t nu;
+	if (!r->u.sample.have_regs && !perfring_user_chain(r, &nu)) {
+		x->st.dropped++;        /* a kernel thread: no user stack */
 		return;
 	}
 	struct oproc *p = proc_get(x, r->pid);
 	ensure_hello(x, p, NULL);
+	uint32_t n = sample_frames(x, p, r, f);
+	if (n == 0) {
+		x->st.dropped++;
+		return;
+	}
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
 	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, r->pid);
@@ -373,7 +488,7 @@ void outside_free(struct outside *x)
 	free(x);
 }
 
-uint64_t outside_dropped(const struct outside *x)
+void outside_stats(const struct outside *x, struct outside_stats *st)
 {
-	return x->dropped;
+	*st = x->st;
 }

@@ -19,11 +19,14 @@
  *       - COMM: THREAD (tid, name); a process's EXIT: EXIT (status
  *         unknown, -1, with the samples and threads seen);
  *       - LOST and THROTTLE: LOST frames (PROBE_LOST_KERNEL, _THROTTLE);
- *       - SAMPLE: a SAMPLES frame of one sample, its frames the user part
- *         of the kernel's callchain (frame pointers), IP first, cut at
- *         PROBE_MAX_FRAMES with PROBE_FRAME_TRUNCATED.  A sample with no
- *         user frames (a kernel thread, or in the kernel only) is dropped,
- *         counted in outside_dropped().
+ *       - SAMPLE: a SAMPLES frame of one sample, its frames IP first:
+ *         the stack copy walked with the objects' CFI (unwind_copy.h)
+ *         where the sample has one, else (or where that walk stops before
+ *         the chain's end) the user part of the kernel's callchain (frame
+ *         pointers); cut at PROBE_MAX_FRAMES, or by the copy's size, with
+ *         PROBE_FRAME_TRUNCATED.  A sample with no user frames (a kernel
+ *         thread, or in the kernel only) is dropped, counted in
+ *         outside_stats().
  *   - The event is said in each HELLO as o gives it (event_name names it).
  *   - Memory: a process's state and MAPs until its EXIT.
  */
@@ -43,6 +46,11 @@ struct outside *outside_new(const struct perfring_opts *o, const char *event_nam
 			    outside_emit_fn emit, void *ctx);
 void outside_free(struct outside *x);
 void outside_record(struct outside *x, const struct perfring_rec *r);
-uint64_t outside_dropped(const struct outside *x);
+struct outside_stats {
+	uint64_t dropped;       /* samples with no user frames */
+	uint64_t dwarf, fp;     /* stacks from the copy's walk, from the chain */
+	uint64_t truncated;     /* ... of the first, cut by the copy's size */
+};
+void outside_stats(const struct outside *x, struct outside_stats *st);
 
 #endif

@@ -189,12 +189,41 @@ void spawn_ignore_xfsz(void)
 	xfsz_saved = sigaction(SIGXFSZ, &ign, &xfsz_was) == 0;
 }
 
-pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status)
+/*
+ * The child: held (reading the gate) until its parent says go, then the
+ * exec; its errno goes back through the close-on-exec pipe when that fails.
+ */
+static void child_run(char *const argv[], char *const envp[], const sigset_t *mask,
+		      int gate, int err)
 {
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
+	if (xfsz_saved)
+		sigaction(SIGXFSZ, &xfsz_was, NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	if (gate >= 0) {
+		char go = 0;
+		ssize_t k;
+		do
+			k = read(gate, &go, 1);
+		while (k < 0 && errno == EINTR);
+		if (k != 1)
+			_exit(127);     /* the parent gave up: no command */
+		close(gate);
+	}
+	execvpe(argv[0], argv, envp);
+	int e = errno;
+	ssize_t r = write(err, &e, sizeof(e));
+	(void)r;
+	_exit(127);
+}
+
+int spawn_held(char *const argv[], char *const envp[], const sigset_t *mask,
+	       struct spawn_hold *h, int hold)
+{
+	int pfd[2], gfd[2] = { -1, -1 };
+	h->pid = -1;
+	h->gate = h->err = -1;
+	if (pipe2(pfd, O_CLOEXEC) < 0 || (hold && pipe2(gfd, O_CLOEXEC) < 0)) {
 		probe_err("cannot create a pipe: %s", strerror(errno));
-		*status = 1;
 		return -1;
 	}
 	pid_t pid = fork();
@@ -202,32 +231,47 @@ pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *s
 		probe_err("cannot start %s: fork: %s", argv[0], strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
-		*status = 1;
+		if (hold) {
+			close(gfd[0]);
+			close(gfd[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		if (xfsz_saved)
-			sigaction(SIGXFSZ, &xfsz_was, NULL);
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		execvpe(argv[0], argv, envp);
-		int e = errno;
-		ssize_t r = write(pfd[1], &e, sizeof(e));
-		(void)r;
-		_exit(127);
+		if (hold)
+			close(gfd[1]);
+		child_run(argv, envp, mask, gfd[0], pfd[1]);
 	}
 	close(pfd[1]);
+	if (hold)
+		close(gfd[0]);
+	h->pid = pid;
+	h->err = pfd[0];
+	h->gate = gfd[1];
+	return 0;
+}
+
+pid_t spawn_release(struct spawn_hold *h, char *const argv[], int *status)
+{
+	if (h->gate >= 0) {
+		ssize_t k = write(h->gate, "", 1);
+		(void)k;
+		close(h->gate);
+		h->gate = -1;
+	}
 	int e = 0;
 	ssize_t r;
 	do
-		r = read(pfd[0], &e, sizeof(e));
+		r = read(h->err, &e, sizeof(e));
 	while (r < 0 && errno == EINTR);
-	close(pfd[0]);
+	close(h->err);
+	h->err = -1;
 	if (r != (ssize_t)sizeof(e))
-		return pid;     /* EOF: the exec succeeded and closed the pipe */
+		return h->pid;  /* EOF: the exec succeeded and closed the pipe */
 	/* The child has exited (or is about to): reap it. */
 	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
 		;
 	char *name = printable_dup(argv[0]);
 	if (e == ENOENT && !strchr(argv[0], '/'))
@@ -237,4 +281,35 @@ pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *s
 	free(name);
 	*status = e == ENOENT ? 127 : 126;
 	return -1;
+}
+
+pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status)
+{
+	struct spawn_hold h;
+	if (spawn_held(argv, envp, mask, &h, 0) < 0) {
+		*status = 1;
+		return -1;
+	}
+	return spawn_release(&h, argv, status);
+}
+
+/* The file argv0 names, as execvp finds it (PATH), or NULL: malloc'd. */
+char *spawn_which(const char *argv0)
+{
+	if (strchr(argv0, '/'))
+		return access(argv0, X_OK) == 0 ? xstrdup(argv0) : NULL;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; ) {
+		const char *colon = strchrnul(p, ':');
+		char *cand = xasprintf("%.*s%s%s", (int)(colon - p), p, colon > p ? "/" : "",
+				       argv0);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		if (!*colon)
+			return NULL;
+		p = colon + 1;
+	}
 }

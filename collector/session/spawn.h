@@ -53,6 +53,20 @@ char *find_libprobe_for(int offcpu, int alloc);
 char **child_environ(const struct child_settings *s);
 void free_environ(char **env);
 pid_t spawn(char *const argv[], char *const envp[], const sigset_t *mask, int *status);
+/*
+ * spawn() in two steps: spawn_held() forks (hold: the child waits before
+ * its exec, for events opened on it with enable_on_exec), spawn_release()
+ * lets it exec and gives what spawn() gives.  -1 from spawn_held: said.
+ */
+struct spawn_hold {
+	pid_t pid;
+	int gate, err;
+};
+int spawn_held(char *const argv[], char *const envp[], const sigset_t *mask,
+	       struct spawn_hold *h, int hold);
+pid_t spawn_release(struct spawn_hold *h, char *const argv[], int *status);
+/* The file argv0 names, as execvp finds it in PATH (malloc'd), or NULL. */
+char *spawn_which(const char *argv0);
 
 /*
  * Ignore SIGXFSZ in the collector (a write past ulimit -f then fails with
