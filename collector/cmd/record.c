@@ -524,6 +524,25 @@ static int follow_static(struct recorder *r, uint32_t pid)
 	return 0;
 }
 
+/* The processes sampled from outside that still run (their EXIT has not come). */
+static void outside_running(struct recorder *r)
+{
+	struct proc_ent *p, *t;
+	HASH_ITER(hh, r->procs, p, t) {
+		char path[64], st[512];
+		if (!p->outside || p->exited || p->reaped)
+			continue;
+		snprintf(path, sizeof path, "/proc/%u/stat", p->pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t k = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		st[k > 0 ? k : 0] = 0;
+		const char *rp = strrchr(st, ')');
+		p->running = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	}
+}
+
 static void outside_summary(const struct recorder *r)
 {
 	struct sampler_stats t = { 0 }, st;
@@ -1518,6 +1537,7 @@ static int record_outside(struct record_opts *o, int argc, char **argv)
 		nocmd_loop(&r);
 	}
 	int werr = recfile_close(&r.out) < 0;
+	outside_running(&r);
 	if (!o->quiet)
 		summary(&r, werr);
 	if (r.nocmd && r.stop_sig && !o->quiet) {
@@ -1650,6 +1670,7 @@ int cmd_record(int argc, char **argv)
 	}
 	ingest_close_all(&r.in);
 	int werr = recfile_close(&r.out) < 0;
+	outside_running(&r);
 	if (!o.quiet)
 		summary(&r, werr);
 	else

@@ -53,11 +53,12 @@
 #include "lost.h"
 #include "recfile.h"
 #include "resolve.h"
+#include "sampler.h"
 #include "spawn.h"
 #include "symbols.h"
 #include "usock.h"
 #include "util.h"
-static char tag_listen, tag_signal, tag_keys, tag_stderr;
+static char tag_listen, tag_signal, tag_keys, tag_stderr, tag_ring;
 
 
 void top_usage(FILE *out)
@@ -65,13 +66,20 @@ void top_usage(FILE *out)
 	fprintf(out,
 		"usage: probe top [-d SECS] [-n N] [-o FILE] [-e EVENT] [-F HZ | -c PERIOD]\n"
 		"                 [--off-cpu] [--alloc[=BYTES]] [--signatures] [--exit]\n"
-		"                 [-- CMD [ARG...]]\n"
+		"                 [-p PID[,PID...] | -t TID[,TID...] | -a | -- CMD [ARG...]]\n"
 		"\n"
 		"Watch where a running program spends its time, updated every interval.\n"
-		"With CMD, run it with libprobe.so preloaded.  Without, watch every program\n"
-		"the same user starts with the line probe top prints first:\n"
+		"With CMD, run it with libprobe.so preloaded.  With -p, -t or -a, sample\n"
+		"running processes from outside (perf events, as perf top).  Without any,\n"
+		"watch every program the same user starts with the line probe top prints\n"
+		"first:\n"
 		"  PROBE_SOCKET=DIR/top.sock LD_PRELOAD=.../libprobe.so PROGRAM\n"
 		"\n"
+		"  -p, --pid PID,...   processes already running (their threads, and those\n"
+		"                      they start later)\n"
+		"  -t, --tid TID,...   threads already running\n"
+		"  -a, --all-cpus      the whole system (root, CAP_PERFMON, or\n"
+		"                      kernel.perf_event_paranoid <= 0)\n"
 		"  -d, --delay SECS    redraw every SECS seconds (default 1)\n"
 		"  -n, --rows N        rows per snapshot when not on a terminal (default 20)\n"
 		"  -o, --output FILE   also save the recording (as probe record does)\n");
@@ -217,6 +225,35 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	}
 }
 
+/* ---- sampled from outside (-p, -t, -a) ------------------------------- */
+
+static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+{
+	struct top *t = ctx;
+	struct probe_msg m;
+	char err[PROBE_ERR_MAX];
+	if (probe_decode_frame(f, len, &m, &t->in.sc, err) < 0)
+		top_warn(t, "internal: a frame sampled from outside does not decode: %s", err);
+	else
+		on_frame(t, NULL, &m, f, len);
+}
+
+static void outside_read(struct top *t)
+{
+	sampler_read(t->smp);
+	t->smp_read_at = now_ns();
+}
+
+/* -p, -t: every process asked for has ended (a last view, then as a command's end). */
+static void outside_check_end(struct top *t)
+{
+	if (t->smp && !t->child_done && !sampler_alive(t->smp)) {
+		outside_read(t);
+		t->child_done = 1;
+		t->t_exit = now_ns();
+	}
+}
+
 /* ---- signals and the command ---------------------------------------- */
 
 static void child_reap(struct top *t)
@@ -337,7 +374,8 @@ static void run_loop(struct top *t)
 		uint64_t now = now_ns();
 		if (t->quit)
 			break;
-		if (t->o->argv && t->child_done && !t->finished) {
+		outside_check_end(t);
+		if ((t->o->argv || t->smp) && t->child_done && !t->finished) {
 			ingest_accept_all(&t->in);
 			if (t->in.nconns == 0 || now >= t->t_exit + DRAIN_NS) {
 				t->finished = 1;
@@ -361,6 +399,8 @@ static void run_loop(struct top *t)
 		int ms = (int)(wait / 1000000) + 1, due = ingest_timeout(&t->in);
 		if (due >= 0 && due < ms)
 			ms = due;
+		if (t->smp && ms > SAMPLER_READ_MS)
+			ms = SAMPLER_READ_MS;
 		int n = epoll_wait(t->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
 		if (n < 0) {
 			if (errno == EINTR) {
@@ -371,10 +411,12 @@ static void run_loop(struct top *t)
 			top_warn(t, "epoll_wait: %s", strerror(errno));
 			break;
 		}
-		int sig = 0, lis = 0, keys = 0;
+		int sig = 0, lis = 0, keys = 0, ring = 0;
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
-			if (p == &tag_stderr)
+			if (p == &tag_ring)
+				ring = 1;
+			else if (p == &tag_stderr)
 				errpipe_read(t);
 			else if (p == &tag_listen)
 				lis = 1;
@@ -386,7 +428,7 @@ static void run_loop(struct top *t)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			if (p == &tag_listen || p == &tag_signal || p == &tag_keys ||
-			    p == &tag_stderr)
+			    p == &tag_stderr || p == &tag_ring)
 				continue;
 			struct ingest_conn *c = p;
 			if (!c->dead)
@@ -401,6 +443,8 @@ static void run_loop(struct top *t)
 			draw(t);
 		if (ingest_timeout(&t->in) == 0)
 			ingest_poll(&t->in);
+		if (t->smp && (ring || now_ns() - t->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
+			outside_read(t);
 	}
 }
 
@@ -426,6 +470,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
 		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "all-cpus", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -435,7 +482,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:d:n:o:e:F:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:n:o:e:F:c:hp:t:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': {
 			char *end;
@@ -471,6 +518,15 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		case 'x':
 			o->exit_at_end = 1;
 			break;
+		case 'p':
+			o->pids = optarg;
+			break;
+		case 't':
+			o->tids = optarg;
+			break;
+		case 'a':
+			o->all = 1;
+			break;
 		case OPT_SIGNATURES:
 			top_signatures = 1;
 			break;
@@ -487,6 +543,19 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		return usage_error("-e: probe top shows one event at a time; record several "
 				   "with probe record -e a,b and see each with probe report");
 	o->argv = optind < argc ? argv + optind : NULL;
+	if (o->pids || o->tids || o->all) {
+		const char *what = o->pids ? "-p" : o->tids ? "-t" : "-a";
+		if (!!o->pids + !!o->tids + o->all > 1)
+			return usage_error("-p, -t and -a are one target each: give one of them");
+		if (o->argv)
+			return usage_error("%s watches processes already running: give no "
+					   "command with it", what);
+		if (o->smp.offcpu || o->smp.alloc)
+			return usage_error("%s samples from outside (perf events): %s needs "
+					   "libprobe in the process (probe top -- CMD)", what,
+					   o->smp.offcpu ? "--off-cpu" : "--alloc");
+		return -1;
+	}
 	if (!o->argv && o->smp.offcpu)
 		return usage_error("--off-cpu applies to a command probe top runs; without "
 				   "one, set PROBE_OFFCPU=1 for the programs you start");
@@ -546,15 +615,18 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&old);
 	rc = 1;
 
-	lib = find_libprobe_for(o.smp.offcpu, o.smp.alloc != 0);
-	if (!lib) {
+	int outside = o.pids || o.tids || o.all;
+	lib = outside ? NULL : find_libprobe_for(o.smp.offcpu, o.smp.alloc != 0);
+	if (!lib && !outside) {
 		rc = 2;
 		goto out;
 	}
-	dir = usock_dir();
-	if (!dir)
+	dir = outside ? NULL : usock_dir();
+	if (!dir && !outside)
 		goto out;
-	if (o.argv) {
+	if (outside) {
+		/* no socket: nothing connects */
+	} else if (o.argv) {
 		t.sock = xasprintf("%s/top-%ld.sock", dir, (long)getpid());
 	} else {
 		t.sock = xasprintf("%s/top.sock", dir);
@@ -566,8 +638,8 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		}
 	}
-	t.in.lfd = usock_listen(t.sock);
-	if (t.in.lfd < 0) {
+	t.in.lfd = outside ? -1 : usock_listen(t.sock);
+	if (t.in.lfd < 0 && !outside) {
 		free(t.sock);
 		t.sock = NULL;
 		goto out;
@@ -601,14 +673,27 @@ int cmd_top(int argc, char **argv)
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
 	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.in.lfd, &ev) < 0 ||
+	if ((!outside && epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.in.lfd, &ev) < 0) ||
 	    epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.sfd, &sev) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
 
 	t.t_start = t.last_tick = now_ns();
-	if (o.argv) {
+	if (outside) {
+		size_t n = 0;
+		int *tasks = o.all ? NULL : sampler_tasks("top", o.pids ? o.pids : o.tids,
+							  o.tids != NULL, &n);
+		if (!o.all && !tasks) {
+			rc = 2;
+			goto out_mask;
+		}
+		t.smp = sampler_open(tasks, n, o.all, &o.smp, SAMPLER_STACK_DEFAULT, 0,
+				     outside_frame, &t);
+		free(tasks);
+		if (!t.smp || sampler_watch(t.smp, t.in.ep, &tag_ring) < 0)
+			goto out_mask;
+	} else if (o.argv) {
 		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
 					     &o.smp.ev, NULL, 0, 0, 0, o.smp.offcpu,
 					     o.smp.timer, o.smp.alloc, o.smp.alloc_only };
@@ -688,6 +773,8 @@ int cmd_top(int argc, char **argv)
 		print_snapshot(&t, t.snap);
 	}
 	ingest_close_all(&t.in);
+	if (t.smp)
+		outside_read(&t);
 	rc = o.argv ? t.status : 0;
 	if (t.saving) {
 		int werr = recfile_close(&t.out) < 0;
@@ -714,6 +801,7 @@ out:
 		close(t.sfd);
 	if (t.in.lfd >= 0)
 		close(t.in.lfd);
+	sampler_close(t.smp);
 	if (t.sock)
 		unlink(t.sock);
 	free(t.sock);

@@ -21,7 +21,15 @@
 
 #include "util.h"
 
-#define RING_PAGES 128u                 /* per CPU: 512 KiB of 4 KiB pages */
+/*
+ * Per CPU: 2 MiB of 4 KiB pages where the kernel lets us lock that much
+ * (root, CAP_IPC_LOCK), else 512 KiB: what kernel.perf_event_mlock_kb
+ * (516) gives any user per CPU.  A sample with an 8 KiB stack copy takes
+ * 8.3 KiB of it: 61 of them fill the smaller ring, 60 ms at 999 Hz.
+ */
+#define RING_PAGES 512u
+#define RING_PAGES_MIN 128u
+#define WATERMARK (RING_PAGES_MIN * 4096 / 4)   /* woken at a quarter of the smaller */
 #define REC_MAX (64u * 1024 + 4096)     /* a sample: 64 KiB of stack at most */
 
 struct ring {
@@ -100,19 +108,24 @@ static void attr_of(struct perf_event_attr *a, const struct perfring_opts *o, in
 	a->disabled = 1;
 	a->enable_on_exec = o->enable_on_exec != 0;
 	a->watermark = 1;
-	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+	a->wakeup_watermark = WATERMARK;
 }
 
 static int ring_map(struct ring *r, int fd)
 {
-	size_t len = (1 + RING_PAGES) * 4096;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	size_t pages = RING_PAGES;
+	void *m;
+	/* More than this user may lock: EPERM; then the size any user has. */
+	while ((m = mmap(NULL, (1 + pages) * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 0)) == MAP_FAILED && (errno == EPERM || errno == ENOMEM) &&
+	       pages > RING_PAGES_MIN)
+		pages /= 2;
 	if (m == MAP_FAILED)
 		return -1;
 	r->fd = fd;
 	r->meta = m;
 	r->data = (uint8_t *)m + 4096;
-	r->size = RING_PAGES * 4096;
+	r->size = pages * 4096;
 	return 0;
 }
 

@@ -34,7 +34,7 @@
 
 #define SAMPLER_READ_MS 100
 /* STACK_USER's copy, bytes: see docs/architecture.md ("Sampling from outside"). */
-#define SAMPLER_STACK_DEFAULT 16384u
+#define SAMPLER_STACK_DEFAULT 8192u
 
 struct sampler_stats {
 	uint64_t samples, dropped, bad, truncated, dwarf, fp;

@@ -28,8 +28,14 @@ struct omap {
 	char *path;
 };
 
+struct otid {                   /* a thread whose name was said */
+	uint32_t tid;
+	UT_hash_handle hh;
+};
+
 struct oproc {
 	uint32_t pid, ppid;
+	struct otid *tids;
 	int hello;                      /* HELLO sent for its current image */
 	int seeded;                     /* its mappings before ours are known:
 					   a fork's copy, or /proc read */
@@ -74,6 +80,11 @@ static void maps_clear(struct oproc *p)
 
 static void proc_drop(struct outside *x, struct oproc *p)
 {
+	struct otid *t, *tmp;
+	HASH_ITER(hh, p->tids, t, tmp) {
+		HASH_DEL(p->tids, t);
+		free(t);
+	}
 	HASH_DEL(x->procs, p);
 	maps_clear(p);
 	free(p->maps);
@@ -272,6 +283,42 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 
 /* ---- records ------------------------------------------------------------ */
 
+/* tid's name is said (now, or before): 1 when it was new. */
+static int tid_seen(struct oproc *p, uint32_t tid)
+{
+	struct otid *t;
+	HASH_FIND(hh, p->tids, &tid, sizeof tid, t);
+	if (t)
+		return 0;
+	t = xcalloc(1, sizeof(*t));
+	t->tid = tid;
+	HASH_ADD(hh, p->tids, tid, sizeof t->tid, t);
+	return 1;
+}
+
+static void send_thread(struct outside *x, uint32_t pid, uint32_t tid, const char *name)
+{
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_THREAD, pid);
+	probe_put_u32(&w, tid);
+	probe_put_str(&w, name);
+	send(x, &w, at);
+}
+
+/* A thread that was there before us (no COMM record names it): /proc does. */
+static void thread_named(struct outside *x, struct oproc *p, uint32_t tid)
+{
+	char name[64], rel[64];
+	if (!tid_seen(p, tid))
+		return;
+	snprintf(rel, sizeof rel, "task/%u/comm", tid);
+	if (!proc_read(p->pid, rel, name, sizeof name))
+		return;
+	name[strcspn(name, "\n")] = 0;
+	send_thread(x, p->pid, tid, name);
+}
+
 /* The user part of the kernel's callchain, IP first, into f: its count. */
 static uint32_t user_frames(const struct perfring_rec *r, uint64_t *f)
 {
@@ -354,6 +401,7 @@ static void on_sample(struct outside *x, const struct perfring_rec *r)
 		x->st.dropped++;
 		return;
 	}
+	thread_named(x, p, r->tid);
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
 	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, r->pid);
@@ -383,12 +431,8 @@ static void on_comm(struct outside *x, const struct perfring_rec *r)
 		return;
 	}
 	ensure_hello(x, p, r->u.comm.comm);
-	struct probe_wbuf w;
-	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
-	size_t at = probe_frame_begin(&w, PROBE_F_THREAD, r->pid);
-	probe_put_u32(&w, r->tid);
-	probe_put_str(&w, r->u.comm.comm);
-	send(x, &w, at);
+	tid_seen(p, r->tid);
+	send_thread(x, r->pid, r->tid, r->u.comm.comm);
 }
 
 static void on_fork(struct outside *x, const struct perfring_rec *r)

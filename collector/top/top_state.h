@@ -35,7 +35,9 @@ struct top_opts {
 	const char *output;
 	struct sampling smp;    /* -e, -F, -c */
 	int exit_at_end;
-	char **argv;            /* NULL: watch DIR/top.sock */
+	char **argv;            /* NULL: watch DIR/top.sock, or -p/-t/-a */
+	const char *pids, *tids;        /* -p, -t: sampled from outside */
+	int all;                /* -a: the whole system, from outside */
 };
 
 struct pent {                   /* one process seen */
@@ -136,6 +138,8 @@ struct top {
 	struct resolver *res;
 	struct recfile out;
 	int saving;
+	struct sampler *smp;    /* -p, -t, -a (sampler.h) */
+	uint64_t smp_read_at;
 	/* the command */
 	pid_t child;
 	int child_done, status, finished, interrupted;

@@ -154,6 +154,9 @@ static int header_lines(struct top *t, char **lines, int max)
 			lines[n++] = xasprintf("program exited: status %d%s", t->status,
 					       t->tty ? "; q to quit" : "");
 	}
+	if (t->smp && t->child_done && n < max)
+		lines[n++] = xasprintf("the %s watched ended%s", t->o->tids ? "threads" :
+				       "processes", t->tty ? "; q to quit" : "");
 	free(list);
 	free(pv);
 	return n;
