@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gopclntab.h"
 #include "probe/cfa.h"
 #include "util.h"
 
@@ -40,6 +41,7 @@ struct image {
 	/* No .eh_frame_hdr (a static executable): .eh_frame's FDEs, sorted. */
 	struct fde_ent *tab;
 	size_t ntab;
+	struct gopcln go;               /* a Go binary's own table (go.p: there) */
 };
 
 struct fde_ent {
@@ -206,8 +208,9 @@ static int image_open(struct image *im, const uint8_t *img, size_t size)
 		else if (ph.p_type == PT_NOTE)
 			read_build_id(im, &ph);
 	}
+	int go = gopcln_open(&im->go, img, size) == 0;
 	if (ehf.p_type != PT_GNU_EH_FRAME)
-		return fde_table(im, &eh);
+		return fde_table(im, &eh) == 0 || go ? 0 : -1;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph = phdr(img, &eh, i);
 		if (ph.p_type == PT_LOAD && ehf.p_vaddr >= ph.p_vaddr &&
@@ -222,7 +225,34 @@ static int image_open(struct image *im, const uint8_t *img, size_t size)
 	return -1;
 }
 
+static uint64_t cfi_image_rule(const struct image *im, uint64_t vaddr);
+
+/*
+ * A Go function's frame at vaddr, from its pcsp table: the return address
+ * is just above the frame (CFA = SP + size + 8); rbp is left as it is
+ * (Go's own frames are walked by SP alone).  Go's outermost frames end
+ * the walk.
+ */
+static uint64_t go_rule(const struct image *im, uint64_t vaddr)
+{
+	struct gofunc f;
+	int32_t sp;
+	if (!im->go.p || gopcln_find(&im->go, vaddr, &f) < 0)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
+	if (gopcln_outermost(&f))
+		return probe_rule_pack(PROBE_RULE_LAST, 0, 0, 0);
+	if (gopcln_sp(&im->go, &f, vaddr, &sp) < 0 || sp > INT32_MAX - 8)
+		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+	return probe_rule_pack(PROBE_RULE_RSP, 0, 0, sp + 8);
+}
+
 static uint64_t image_rule(const struct image *im, uint64_t vaddr)
+{
+	uint64_t rule = cfi_image_rule(im, vaddr);
+	return (rule & 15) == PROBE_RULE_NONE && im->go.p ? go_rule(im, vaddr) : rule;
+}
+
+static uint64_t cfi_image_rule(const struct image *im, uint64_t vaddr)
 {
 	struct cfa_rd r = { im->hdr, im->hend, 0, 0 };      /* count: not a pointer */
 	uint64_t pc = vaddr + (uint64_t)im->adj;
@@ -230,6 +260,8 @@ static uint64_t image_rule(const struct image *im, uint64_t vaddr)
 
 	if (im->tab)
 		return table_rule(im, pc);
+	if (!im->hdr)
+		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);     /* Go's table alone */
 
 	if (cfa_fixed(&r, 1) != 1)
 		return unsup;

@@ -1,5 +1,6 @@
 /* symbols.c - see symbols.h. */
 #include "symbols.h"
+#include "gopclntab.h"
 #include "kallsyms.h"
 #include "ehframe.h"
 #include "interval.h"
@@ -200,6 +201,23 @@ static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *
 	y->weak = bind == STB_WEAK;
 	y->global = bind == STB_GLOBAL;
 	y->sized = size != 0;
+}
+
+/* The functions of a Go binary's .gopclntab (gopclntab.h); how many. */
+static size_t read_gopclntab(struct symobj *o, Elf *e)
+{
+	size_t size = 0, n = 0;
+	const char *img = elf_rawfile(e, &size);
+	struct gopcln g;
+	struct gofunc f;
+	if (!img || gopcln_open(&g, (const uint8_t *)img, size) < 0)
+		return 0;
+	for (uint64_t i = 0; i < g.nfunc; i++)
+		if (gopcln_at(&g, i, &f) == 0 && f.name[0]) {
+			add_sym(o, f.entry, f.end - f.entry, arena_dup(o, f.name), STB_GLOBAL);
+			n++;
+		}
+	return n;
 }
 
 /* Function symbols of every section of this type; returns how many. */
@@ -702,6 +720,9 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 		if (read_syms(o, e, SHT_DYNSYM))
 			o->sources |= SYMSRC_DYNSYM;
 		read_minidebuginfo(o, e);
+		/* A stripped Go binary still has its own table (the runtime's). */
+		if (!o->nsyms && read_gopclntab(o, e))
+			o->sources |= SYMSRC_GOPCLN;
 	}
 	read_plt(o, e);
 	read_fdes(o, e);

@@ -55,6 +55,7 @@ struct symobj;
 #define SYMSRC_MISMATCH  0x20u  /* the file is gone or changed: no names */
 #define SYMSRC_BYBUILDID 0x40u  /* ... but another file with its build-id named it */
 #define SYMSRC_EHFRAME   0x80u  /* .eh_frame's function ranges (symobj_func_start) */
+#define SYMSRC_GOPCLN    0x100u /* a Go binary's .gopclntab (stripped of .symtab) */
 
 struct src_frame {
 	const char *name;       /* function (maybe mangled), or NULL */
