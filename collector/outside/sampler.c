@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "perfring.h"
 #include "util.h"
 
@@ -139,7 +140,8 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 	struct perfring_opts o = { 0 };
 	event_of(smp, &o);
 	o.stack_bytes = stack_bytes;
-	o.kernel = 0;
+	/* Kernel frames where the kernel allows them, unless -e EVENT:u. */
+	o.kernel = strcmp(smp->ev.modifier, "u") != 0 && event_kernel_refused() == 0;
 	o.enable_on_exec = enable_on_exec;
 	int every = -1;
 	struct perfring *pr = all ? perfring_open(&every, 1, &o)

@@ -161,6 +161,13 @@ static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint
 	probe_put_u16(&w, argc);
 	for (size_t i = 0, n = 0; n < argc; i += strlen(args + i) + 1, n++)
 		probe_put_str(&w, args + i);
+	/* The frame's u16 flags: was kernel time sampled (wire.h). */
+	unsigned fl = PROBE_HELLO_KSTATE | (x->o.kernel ? PROBE_HELLO_KERNEL :
+		(unsigned)PROBE_HELLO_KWHY_DENIED << PROBE_HELLO_KWHY_SHIFT);
+	if (w.ok) {
+		w.p[at + 6] = (uint8_t)fl;
+		w.p[at + 7] = (uint8_t)(fl >> 8);
+	}
 	send(x, &w, at);
 	p->hello = 1;
 }
@@ -386,17 +393,35 @@ static uint32_t sample_frames(struct outside *x, struct oproc *p,
 	return (uint32_t)n;
 }
 
+/* The kernel part of the callchain (kernel frames allowed), into f: its count. */
+static uint32_t kernel_frames(const struct perfring_rec *r, uint64_t *f, uint32_t max)
+{
+	const uint64_t *c = r->u.sample.chain;
+	uint32_t nc = r->u.sample.nchain, n = 0, i = 0;
+	while (i < nc && c[i] != (uint64_t)PERF_CONTEXT_KERNEL)
+		i++;
+	for (i++; i < nc && c[i] < (uint64_t)PERF_CONTEXT_MAX && n < max; i++)
+		f[n++] = c[i];
+	return n;
+}
+
 static void on_sample(struct outside *x, const struct perfring_rec *r)
 {
-	uint64_t f[PROBE_MAX_FRAMES], prev = 0;
-	uint32_t nu;
-	if (!r->u.sample.have_regs && !perfring_user_chain(r, &nu)) {
-		x->st.dropped++;        /* a kernel thread: no user stack */
+	uint64_t f[PROBE_MAX_FRAMES], prev = 0, k[PROBE_MAX_FRAMES];
+	uint32_t nu, nk = x->o.kernel ? kernel_frames(r, k, PROBE_MAX_FRAMES / 2) : 0;
+	if (r->pid == 0 || (!nk && !r->u.sample.have_regs && !perfring_user_chain(r, &nu))) {
+		x->st.dropped++;        /* idle, or a kernel thread with no kernel frames */
 		return;
 	}
 	struct oproc *p = proc_get(x, r->pid);
 	ensure_hello(x, p, NULL);
 	uint32_t n = sample_frames(x, p, r, f);
+	if (nk) {               /* the kernel's frames first: they are the innermost */
+		n = n + nk > PROBE_MAX_FRAMES ? PROBE_MAX_FRAMES - nk : n;
+		memmove(f + nk, f, n * sizeof(*f));
+		memcpy(f, k, nk * sizeof(*f));
+		n += nk;
+	}
 	if (n == 0) {
 		x->st.dropped++;
 		return;
