@@ -109,6 +109,8 @@ struct proc_ent {               /* one process, for the summary */
 	int timer;              /* CPU-time timer fallback */
 	int inside;             /* libprobe connected for it once (see outside_frame) */
 	int outside;            /* sampled from outside */
+	int outside_hello;      /* ... and its image said (a sample, an exec) */
+	char *outside_path;     /* the static program it exec'd, followed */
 	uint64_t asked;         /* Hz asked (freq), 0 for a period */
 	uint64_t cpu_samples;   /* of its first event (CPU time): their weights
 				   add up in weight, the timers' rate */
@@ -142,6 +144,7 @@ struct recorder {
 	unsigned nsmps;
 	uint64_t smp_read_at;   /* when they were last read */
 	uint64_t outside_dup;   /* frames dropped: libprobe sent that process's */
+	uint64_t outside_samples;       /* sample frames kept */
 	unsigned followed;      /* static execs followed from outside */
 	int tree_outside;       /* the command and all it starts: from outside */
 	int nocmd;              /* -p, -t or -a alone: until they end, or a signal */
@@ -262,6 +265,7 @@ static void procs_free(struct recorder *r)
 		free(p->ran);
 		free(p->before);
 		free(p->unprof_path);
+		free(p->outside_path);
 		free(p);
 	}
 }
@@ -418,6 +422,10 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		struct proc_ent *q = who == m->pid ? p : proc_get(r, who);
 		if (m->u.unprof.reason == PROBE_UNPROF_STATIC && follow_static(r, who) == 0) {
 			q->outside = 1;
+			free(q->outside_path);
+			q->outside_path = printable_dup(m->u.unprof.path);
+			if (!q->ppid && who != m->pid)
+				q->ppid = m->pid;
 			break;
 		}
 		r->nunprof += !q->unprof;
@@ -472,8 +480,11 @@ static void outside_frame(void *ctx, const uint8_t *f, size_t len)
 		r->outside_dup++;
 		return;
 	}
+	r->outside_samples += m.type == PROBE_F_SAMPLES;
 	on_frame(r, NULL, &m, f, len);
-	proc_get(r, m.pid)->outside = 1;
+	p = proc_get(r, m.pid);
+	p->outside = 1;
+	p->outside_hello |= m.type == PROBE_F_HELLO;
 }
 
 static void samplers_read(struct recorder *r)
@@ -560,7 +571,7 @@ static void outside_summary(const struct recorder *r)
 	double all = (double)(t.dwarf + t.fp ? t.dwarf + t.fp : 1);
 	probe_err("sampled from outside (perf events): %" PRIu64 " samples; stacks: "
 		  "%.1f%% by the stack copy's CFI, %.1f%% by frame pointers, %.1f%% cut "
-		  "at the copy's %u bytes ([truncated])", t.samples,
+		  "at the copy's %u bytes ([truncated])", r->outside_samples,
 		  100.0 * (double)t.dwarf / all, 100.0 * (double)t.fp / all,
 		  100.0 * (double)t.truncated / all, r->o->stack_bytes);
 	if (t.dropped)
@@ -742,6 +753,10 @@ static void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
 	/* Its parent sampled from outside: inherited events sample it already. */
 	if (reason == PROBE_UNPROF_STATIC && ((pp && pp->outside) || follow_static(r, (uint32_t)pid) == 0)) {
 		p->outside = 1;
+		free(p->outside_path);
+		p->outside_path = printable_dup(path);
+		if (!p->ppid)
+			p->ppid = parent;
 		return;
 	}
 	r->nunprof += !p->unprof;
@@ -896,6 +911,8 @@ static void ended(const struct proc_ent *p, char *buf, size_t n)
 				      "from wait)" : "";
 	if (!p->exited && !p->reaped && p->running)
 		snprintf(buf, n, "still running when probe stopped");
+	else if (!p->exited && !p->reaped && p->outside)
+		snprintf(buf, n, "ended (sampled from outside: its exit status is not seen)");
 	else if (!p->exited && !p->reaped && p->unprof)
 		snprintf(buf, n, "then exec'd what is below, whose exit probe does "
 			 "not see");
@@ -972,6 +989,13 @@ static void proc_line(const struct proc_ent *p)
 		return;
 	}
 	ended(p, end, sizeof(end));
+	if (!p->ran && p->outside_path) {
+		/* Followed from outside, and never sampled: no CPU time. */
+		probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") ran %s, statically linked: "
+			  "sampled from outside, 0 samples, %s", p->pid, p->ppid,
+			  p->outside_path, end);
+		return;
+	}
 	probe_err("  pid %" PRIu32 " (parent %" PRIu32 ") %s%s%s%s: %" PRIu64
 		  " samples, %u thread%s, %s", p->pid, p->ppid,
 		  p->ran ? p->ran : "?", p->before ? " [exec'd from " : "",
@@ -980,6 +1004,9 @@ static void proc_line(const struct proc_ent *p)
 	if (p->unprof)
 		probe_err("  pid %" PRIu32 " then ran %s, not profiled: %s", p->pid,
 			  p->unprof_path, probe_unprof_reason_name(p->unprof));
+	else if (p->outside_path && !p->outside_hello)
+		probe_err("  pid %" PRIu32 " then ran %s, statically linked: sampled from "
+			  "outside, 0 samples", p->pid, p->outside_path);
 }
 
 /* "... and N more": their samples, the unprofiled among them, where to look. */

@@ -337,6 +337,27 @@ static void events_line(const struct agg *a, FILE *out)
 		fprintf(out, "; each is reported on its own (--event NAME: one)\n");
 }
 
+/*
+ * "# stacks cut short: ..." - the share of samples whose stack ends in
+ * [truncated] (wire.h: deeper than the wire carries, or, sampled from
+ * outside, than the kernel's copy of the stack held); nothing when none.
+ */
+static void truncated_line(const struct report_ctx *c, FILE *out)
+{
+	const struct agg_count *v = agg_counts(c->agg);
+	uint64_t cut = 0, all = 0;
+	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
+		uint32_t n;
+		const uint64_t *f = agg_stack(c->agg, v[i].stack, &n);
+		all += v[i].samples;
+		if (n && f[n - 1] == PROBE_FRAME_TRUNCATED)
+			cut += v[i].samples;
+	}
+	if (cut)
+		fprintf(out, "# stacks cut short ([truncated]): %" PRIu64 " samples, %.2f%%\n",
+			cut, 100.0 * (double)cut / (double)(all ? all : 1));
+}
+
 void report_header(const struct report_ctx *c, FILE *out)
 {
 	const struct agg_totals *t = agg_totals(c->agg);
@@ -371,6 +392,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->opts->filter_line)
 		fprintf(out, "%s\n", c->opts->filter_line);
 	kernel_line(c, out);
+	truncated_line(c, out);
 	offcpu_line(c, out);
 	alloc_line(c, out);
 	fprintf(out, "#\n");
