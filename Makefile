@@ -153,6 +153,11 @@ $(BUILD)/tests/gt_%: tests/gt_%.c
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -o $@ $< -lpthread -lm
 
+# gt_leaf statically linked: sampled from outside (tests/46-outside.t).
+$(BUILD)/tests/gt_leaf_static: tests/gt_leaf.c tests/gt_work.h
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -static -o $@ $< -lm
+
 # A hostile client speaks the wire protocol itself (tests/97-trust.t).
 $(BUILD)/tests/gt_liar: tests/gt_liar.c $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
@@ -191,7 +196,7 @@ $(BUILD)/bench_%: scripts/bench_%.c tests/gt_work.h
 CXX ?= g++
 TEST_EXTRA := $(BUILD)/tests/libgt_plugin_a.so $(BUILD)/tests/libgt_plugin_b.so \
 	$(BUILD)/tests/libgt_plugin_c.so $(BUILD)/tests/gt_cxx \
-	$(BUILD)/tests/gt_minidebug $(BUILD)/tests/gen_recording \
+	$(BUILD)/tests/gt_minidebug $(BUILD)/tests/gen_recording $(BUILD)/tests/gt_leaf_static \
 	$(BUILD)/tests/libgt_dlvia.so
 all: $(TEST_EXTRA)
 

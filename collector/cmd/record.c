@@ -157,10 +157,13 @@ void record_usage(FILE *out)
 	fprintf(out,
 		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS]\n"
 		"                    [-m PAGES] [--no-inherit] [--off-cpu] [--alloc[=BYTES]]\n"
-		"                    [-g] [-q] -- CMD [ARG...]\n"
+		"                    [-g] [-q] [-p PID,... | -t TID,... | -a]\n"
+		"                    [--] [CMD [ARG...]]\n"
 		"\n"
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
-		"threads spend their time (every process it starts included).\n"
+		"threads spend their time (every process it starts included).  What\n"
+		"LD_PRELOAD cannot reach (a statically linked program, Go) is sampled\n"
+		"from outside with perf events, as are -p, -t and -a.\n"
 		"\n"
 		"  -o, --output FILE   the recording (default probe.data; an existing one\n"
 		"                      becomes FILE.old)\n"
@@ -186,7 +189,15 @@ void record_usage(FILE *out)
 		"                      one), with its stack; alone, nothing else is\n"
 		"                      sampled; report --event inuse: what was not freed\n"
 		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
-		"                      records whole stacks with its own DWARF unwinder\n"
+		"                      records whole stacks with its own DWARF unwinder;\n"
+		"                      dwarf,SIZE: the stack copy's bytes when sampling\n"
+		"                      from outside (default 8192, at most 65528)\n"
+		"  -p, --pid PID,...   sample running processes from outside (perf events;\n"
+		"                      their threads, and those they start later) until\n"
+		"                      they end or Ctrl-C, or while CMD runs\n"
+		"  -t, --tid TID,...   the same for threads\n"
+		"  -a, --all-cpus      the whole system (root, CAP_PERFMON, or\n"
+		"                      kernel.perf_event_paranoid <= 0)\n"
 		"  -q, --quiet         no summary (that nothing was profiled is still said)\n"
 		"  -h, --help          this help\n"
 		"\n"
@@ -1347,8 +1358,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 						   "and lbr (probe takes any: it always unwinds with "
 						   "DWARF)", optarg);
 			o->callgraph = "--call-graph";
-			if (!strncmp(optarg, "dwarf,", 6) && stack_size(optarg + 6, &o->stack_bytes) < 0)
-				return 2;
+			if (!strncmp(optarg, "dwarf,", 6)) {
+				if (stack_size(optarg + 6, &o->stack_bytes))
+					return 2;
+				o->callgraph = NULL;    /* used: see record_usage */
+			}
 			break;
 		case 'p':
 			o->pids = optarg;
@@ -1381,7 +1395,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (sampling_check("record", &o->smp) >= 0)
 		return 2;
-	if (outside_check(o) < 0)
+	if (outside_check(o))
 		return 2;
 	if (o->serve) {
 		if (optind < argc)

@@ -43,6 +43,7 @@ struct oproc {
 	size_t nmaps, cap;
 	uint64_t samples;
 	uint32_t threads;
+	uint64_t exited;                /* its EXIT's time (kept a while: see on_exit_rec) */
 	UT_hash_handle hh;
 };
 
@@ -52,6 +53,7 @@ struct outside {
 	outside_emit_fn emit;
 	void *ctx;
 	struct oproc *procs;
+	uint64_t purged;                /* when exited processes were last dropped */
 	struct outside_stats st;
 	uint8_t *buf;                   /* PROBE_FRAME_MAX: one frame */
 };
@@ -466,7 +468,11 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 		proc_get(x, r->pid)->threads++;
 		return;
 	}
-	struct oproc *parent = proc_get(x, r->u.task.ppid), *c = proc_get(x, r->pid);
+	struct oproc *parent = proc_get(x, r->u.task.ppid), *c;
+	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, c);
+	if (c && c->exited)             /* its pid again: another process */
+		proc_drop(x, c);
+	c = proc_get(x, r->pid);
 	c->ppid = r->u.task.ppid;
 	c->seeded = parent->seeded;     /* else read in /proc at its first sample */
 	maps_clear(c);
@@ -477,22 +483,41 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 	}
 }
 
+/*
+ * Exited processes are kept 2 s (of record time): another CPU's ring may
+ * still hold samples from before the exit, read in a later pass; they go
+ * to the image they belong to, not to a new nameless one.
+ */
+#define EXITED_KEEP_NS 2000000000ull
+
+static void purge_exited(struct outside *x, uint64_t now)
+{
+	struct oproc *p, *tmp;
+	if (now - x->purged < EXITED_KEEP_NS / 2)
+		return;
+	x->purged = now;
+	HASH_ITER(hh, x->procs, p, tmp)
+		if (p->exited && now - p->exited > EXITED_KEEP_NS)
+			proc_drop(x, p);
+}
+
 static void on_exit_rec(struct outside *x, const struct perfring_rec *r)
 {
 	struct oproc *p;
 	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, p);
-	if (!p || r->pid != r->tid)
-		return;         /* a thread's end, or a process never sampled */
-	if (p->hello) {
-		struct probe_wbuf w;
-		probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
-		size_t at = probe_frame_begin(&w, PROBE_F_EXIT, r->pid);
-		probe_put_u32(&w, (uint32_t)-1);        /* the status: not known here */
-		probe_put_u64(&w, p->samples);
-		probe_put_u32(&w, p->threads);
-		send(x, &w, at);
+	if (p && r->pid == r->tid && !p->exited) {
+		if (p->hello) {
+			struct probe_wbuf w;
+			probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+			size_t at = probe_frame_begin(&w, PROBE_F_EXIT, r->pid);
+			probe_put_u32(&w, (uint32_t)-1);        /* the status: not known here */
+			probe_put_u64(&w, p->samples);
+			probe_put_u32(&w, p->threads);
+			send(x, &w, at);
+		}
+		p->exited = r->time ? r->time : 1;
 	}
-	proc_drop(x, p);
+	purge_exited(x, r->time);
 }
 
 static void on_lost(struct outside *x, const struct perfring_rec *r)

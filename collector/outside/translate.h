@@ -28,7 +28,8 @@
  *         thread, or in the kernel only) is dropped, counted in
  *         outside_stats().
  *   - The event is said in each HELLO as o gives it (event_name names it).
- *   - Memory: a process's state and MAPs until its EXIT.
+ *   - Memory: a process's state and MAPs until 2 s (of record time) after
+ *     its EXIT: samples another CPU's ring still held then go to its image.
  */
 #ifndef PROBE_TRANSLATE_H
 #define PROBE_TRANSLATE_H

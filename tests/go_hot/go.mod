@@ -1,0 +1,3 @@
+module go_hot
+
+go 1.19
