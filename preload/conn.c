@@ -634,17 +634,11 @@ const char *probe_conn_trouble(void)
 	return trouble;
 }
 
-/*
- * After EXIT, when this process's collector is one that libprobe started
- * (PROBE_EXIT_ACK): wait until it says it has saved everything of ours,
- * at most until deadline.
- */
-void probe_conn_wait_ack(uint64_t deadline)
+/* One byte from the collector, or deadline. Async-signal-safe. */
+static void wait_byte(uint64_t deadline)
 {
 	char b[16];
 
-	if (!wait_ack || conn_fd < 0 || broken)
-		return;
 	for (;;) {
 		uint64_t now = probe_now_ns();
 		struct pollfd p = { .fd = conn_fd, .events = POLLIN };
@@ -658,6 +652,31 @@ void probe_conn_wait_ack(uint64_t deadline)
 			(void)recv(conn_fd, b, sizeof b, MSG_DONTWAIT);
 		return;
 	}
+}
+
+/*
+ * After EXIT, when this process's collector is one that libprobe started
+ * (PROBE_EXIT_ACK): wait until it says it has saved everything of ours,
+ * at most until deadline.
+ */
+void probe_conn_wait_ack(uint64_t deadline)
+{
+	if (!wait_ack || conn_fd < 0 || broken)
+		return;
+	wait_byte(deadline);
+}
+
+/*
+ * After UNPROFILED for a static program this process is about to exec:
+ * the collector opens perf events on us that start at the exec (it
+ * samples the program from outside), then says so with one byte; at most
+ * until deadline.  Async-signal-safe: exec may be called in a handler.
+ */
+void probe_conn_wait_reply(uint64_t deadline)
+{
+	if (conn_fd < 0 || broken)
+		return;
+	wait_byte(deadline);
 }
 
 /*

@@ -78,6 +78,23 @@ static int preloads_us(char *const envp[])
 	return 0;
 }
 
+/* An ELF header (in b, n bytes read) with no PT_INTERP: statically linked. */
+static int is_static(const Elf64_Ehdr *eh, const unsigned char *b, ssize_t n)
+{
+	int interp = 0;
+
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff >= (uint64_t)n ||
+	    eh->e_phnum > ((uint64_t)n - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, b + eh->e_phoff + i * sizeof ph, sizeof ph);
+		interp |= ph.p_type == PT_INTERP;
+	}
+	return !interp;
+}
+
 /* Why the file at dirfd/path will not be profiled, or 0 (or not known). */
 static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
 {
@@ -97,26 +114,20 @@ static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
 		return 0;               /* a script: its interpreter is what runs */
 	}
 	memcpy(&eh, b, sizeof eh);
+	/*
+	 * Static before no-LD_PRELOAD: the collector samples a static program
+	 * from outside (and what it starts, by inheritance), whatever its
+	 * environment says.
+	 */
 	if ((st.st_mode & S_ISUID && st.st_uid != geteuid()) ||
 	    (st.st_mode & S_ISGID && st.st_gid != getegid()))
 		why = PROBE_UNPROF_SECURE;
-	else if (!preloads_us(envp))
-		why = PROBE_UNPROF_NOPRELOAD;
 	else if (probe_conn_uid() != geteuid())
 		why = PROBE_UNPROF_OTHERUSER;
-	else if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phoff < (uint64_t)n &&
-		 eh.e_phnum <= ((uint64_t)n - eh.e_phoff) / sizeof(Elf64_Phdr)) {
-		int interp = 0;
-
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-
-			memcpy(&ph, b + eh.e_phoff + i * sizeof ph, sizeof ph);
-			interp |= ph.p_type == PT_INTERP;
-		}
-		if (!interp)
-			why = PROBE_UNPROF_STATIC;
-	}
+	else if (is_static(&eh, b, n))
+		why = PROBE_UNPROF_STATIC;
+	else if (!preloads_us(envp))
+		why = PROBE_UNPROF_NOPRELOAD;
 	probe_sys_close(fd);
 	return why;
 }
@@ -125,6 +136,9 @@ static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
  * Tell the collector that what this process is about to exec will not be
  * profiled, and why: otherwise it would be missing without a word.
  */
+/* How long an exec of a static program waits for the collector (above). */
+#define EXEC_REPLY_NS 250000000ull
+
 static void say_unprofiled_pid(int dirfd, const char *path, char *const envp[],
 			       pid_t who)
 {
@@ -151,6 +165,13 @@ static void say_unprofiled_pid(int dirfd, const char *path, char *const envp[],
 		probe_conn_send(w.p, w.len);
 	else
 		probe_conn_send_child(w.p, w.len);      /* a vfork child of ours */
+	/*
+	 * A static program this very process is about to run: the collector
+	 * samples it from outside, with events it opens on us now, that start
+	 * at the exec.  Give it the time (it answers at once, whatever it did).
+	 */
+	if (why == PROBE_UNPROF_STATIC && who == getpid())
+		probe_conn_wait_reply(probe_now_ns() + EXEC_REPLY_NS);
 }
 
 /* Before an exec, in the process that execs (ours, or a vfork child). */

@@ -626,6 +626,8 @@ void probe_conn_check(void);            /* normal context: still ours? */
 uid_t probe_conn_uid(void);             /* our euid when we connected */
 int probe_conn_ok(void);
 void probe_conn_wait_ack(uint64_t deadline_ns);
+/* The collector's one byte after UNPROFILED for a static exec (async-signal-safe). */
+void probe_conn_wait_reply(uint64_t deadline_ns);
 const char *probe_conn_trouble(void);
 /* Connected to a probe top or agent found without PROBE_SOCKET. */
 int probe_conn_watcher(void);

@@ -107,7 +107,7 @@ struct proc_ent {               /* one process, for the summary */
 	char *unprof_path;
 	int32_t status;         /* from EXIT, else from wait when reaped */
 	int timer;              /* CPU-time timer fallback */
-	int inside;             /* libprobe connected for it once (see outside_frame) */
+	int inside;             /* its image is libprobe's (see outside_frame) */
 	int outside;            /* sampled from outside */
 	int outside_hello;      /* ... and its image said (a sample, an exec) */
 	char *outside_path;     /* the static program it exec'd, followed */
@@ -254,7 +254,7 @@ static char *image_desc(const struct probe_msg *m)
 {
 	char buf[128];
 	size_t n = 0;
-	int k = snprintf(buf, sizeof(buf), "%s:", m->u.hello.comm);
+	int k = snprintf(buf, sizeof(buf), "%s%s", m->u.hello.comm, m->u.hello.argc ? ":" : "");
 	n = k > 0 && (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1;
 	for (unsigned i = 0; i < m->u.hello.argc && n < sizeof(buf) - 1; i++) {
 		k = snprintf(buf + n, sizeof(buf) - n, " %s", m->u.hello.argv[i]);
@@ -431,8 +431,11 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		uint32_t who = m->u.unprof.pid && m->u.unprof.pid != c->wire_pid ?
 			       m->u.unprof.pid : m->pid;
 		struct proc_ent *q = who == m->pid ? p : proc_get(r, who);
-		if (m->u.unprof.reason == PROBE_UNPROF_STATIC && follow_static(r, who) == 0) {
+		if (m->u.unprof.reason == PROBE_UNPROF_STATIC &&
+		    (r->tree_outside || follow_static(r, who) == 0)) {
+			/* Its events start at the exec (inherited ones sample it already). */
 			q->outside = 1;
+			q->inside = 0;
 			free(q->outside_path);
 			q->outside_path = printable_dup(m->u.unprof.path);
 			if (!q->ppid && who != m->pid)
@@ -460,21 +463,13 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 
 /* ---- sampled from outside (sampler.h) -------------------------------- */
 
-/* pid has a connection of libprobe's open now. */
-static int connected(const struct recorder *r, uint32_t pid)
-{
-	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
-		if ((uint32_t)c->pid == pid && !c->dead && !c->orphan)
-			return 1;
-	return 0;
-}
-
 /*
  * A frame made of what a sampler read.  Events inherited by a process
  * that libprobe profiles (a dynamic program a static one started) sample
- * it twice: while libprobe's connection is open, its frames are the ones
- * kept.  Connections are read before the rings (dispatch), so an exec's
- * closed connection is seen closed before the new image's frames.
+ * it twice: from libprobe's HELLO on, its image is libprobe's, and what
+ * came from outside for it is left out (its EXIT too: libprobe's has the
+ * status).  An exec into a static program is said first (UNPROFILED, or
+ * found in /proc): from then on its frames come from outside again.
  */
 static void outside_frame(void *ctx, const uint8_t *f, size_t len)
 {
@@ -487,7 +482,7 @@ static void outside_frame(void *ctx, const uint8_t *f, size_t len)
 	}
 	struct proc_ent *p;
 	HASH_FIND(hh, r->procs, &m.pid, sizeof(m.pid), p);
-	if (p && p->inside && connected(r, m.pid)) {
+	if (p && p->inside) {
 		r->outside_dup++;
 		return;
 	}
@@ -524,15 +519,14 @@ static int sampler_add(struct recorder *r, struct sampler *s)
  */
 static int follow_static(struct recorder *r, uint32_t pid)
 {
-	char list[16], exe[64];
+	char exe[64];
 	size_t n;
 	if (r->o->no_inherit || r->tree_outside)
 		return -1;
-	snprintf(list, sizeof list, "%u", pid);
 	snprintf(exe, sizeof exe, "/proc/%u/exe", pid);
-	int *tasks = sampler_tasks("record", list, 0, &n);
+	int *tasks = sampler_threads((int)pid, &n);
 	if (!tasks)
-		return -1;
+		return -1;      /* it ended already */
 	int now = elfmap_is_static(exe);
 	struct sampler *s = sampler_open(tasks, n, 0, &r->o->smp, r->o->stack_bytes, !now,
 					 outside_frame, r);
@@ -578,6 +572,10 @@ static void outside_summary(const struct recorder *r)
 		t.truncated += st.truncated;
 		t.dwarf += st.dwarf;
 		t.fp += st.fp;
+	}
+	if (!r->outside_samples) {
+		probe_err("sampled from outside (perf events): 0 samples");
+		return;
 	}
 	double all = (double)(t.dwarf + t.fp ? t.dwarf + t.fp : 1);
 	probe_err("sampled from outside (perf events): %" PRIu64 " samples; stacks: "
@@ -761,9 +759,14 @@ static void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
 	struct proc_ent *p = proc_get(r, (uint32_t)pid), *pp;
 	uint32_t parent = (uint32_t)ppid;
 	HASH_FIND(hh, r->procs, &parent, sizeof(parent), pp);
-	/* Its parent sampled from outside: inherited events sample it already. */
-	if (reason == PROBE_UNPROF_STATIC && ((pp && pp->outside) || follow_static(r, (uint32_t)pid) == 0)) {
+	/*
+	 * Its parent sampled from outside: inherited events sample it already
+	 * (a setuid program excepted); or a static program: followed now.
+	 */
+	if ((pp && pp->outside && reason != PROBE_UNPROF_SECURE) ||
+	    (reason == PROBE_UNPROF_STATIC && follow_static(r, (uint32_t)pid) == 0)) {
 		p->outside = 1;
+		p->inside = 0;
 		free(p->outside_path);
 		p->outside_path = printable_dup(path);
 		if (!p->ppid)

@@ -369,6 +369,9 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 		c->exit_seen = 1;
 		(void)send(c->fd, "A", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
+	/* A static exec waits for this: frame() followed it from outside, or not. */
+	if (m.type == PROBE_F_UNPROFILED && m.u.unprof.reason == PROBE_UNPROF_STATIC && !c->dead)
+		(void)send(c->fd, "U", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return 0;
 }
 

@@ -48,6 +48,9 @@
  *     with data.ptr = the connection that reads the arena: ingest_read()
  *     empties it and reads the socket's frames and the arena at once (a
  *     thread's ring passed half full), whatever the poll's time.
+ *   - After an UNPROFILED frame for a static program has been handed on,
+ *     the process gets one byte ("U"): it waits for it before its exec,
+ *     so that frame() can open events that start at the exec (record.c).
  *   - After an EXIT frame has been handed on, the process gets one byte
  *     back: with a collector it started itself, libprobe waits for it.
  *   - ingest_close() closes c (closed() is called; with warn_partial, a

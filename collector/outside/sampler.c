@@ -68,6 +68,18 @@ static int task_exists(int tid)
 	return access(path, F_OK) == 0;
 }
 
+int *sampler_threads(int pid, size_t *n)
+{
+	int *v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	if (!threads_of(pid, &v, n, &cap)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
 int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n)
 {
 	int *v = NULL;

@@ -43,6 +43,8 @@ struct sampler_stats {
 struct sampler;
 
 int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n);
+/* pid's threads, as sampler_tasks gives them; NULL, quietly, when it is gone. */
+int *sampler_threads(int pid, size_t *n);
 struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 			     const struct sampling *smp, uint32_t stack_bytes,
 			     int enable_on_exec, outside_emit_fn emit, void *ctx);

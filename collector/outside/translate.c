@@ -44,6 +44,8 @@ struct oproc {
 	uint64_t samples;
 	uint32_t threads;
 	uint64_t exited;                /* its EXIT's time (kept a while: see on_exit_rec) */
+	int exec_pending;               /* exec'd: its HELLO at its next record */
+	char exec_comm[16];
 	UT_hash_handle hh;
 };
 
@@ -240,8 +242,12 @@ static void add_map(struct outside *x, struct oproc *p, uint64_t start, uint64_t
 		    uint64_t pgoff, const char *path)
 {
 	struct omap m = { start, end, 0, pgoff, NULL };
+	/* The file as the process sees it (another mount namespace), then as we do. */
+	char root[64 + 4096];
+	snprintf(root, sizeof root, "/proc/%u/root%s", p->pid, path);
 	if (!strcmp(path, "[vdso]") ? vdso_bias(start, &m.bias) < 0 :
-	    path[0] != '/' || elfmap_bias(path, start, pgoff, &m.bias) < 0)
+	    path[0] != '/' || (elfmap_bias(root, start, pgoff, &m.bias) < 0 &&
+			       elfmap_bias(path, start, pgoff, &m.bias) < 0))
 		return;         /* anonymous, or not ELF: no symbols to give */
 	m.path = xstrdup(path);
 	p->maps = xgrow(p->maps, &p->cap, p->nmaps + 1, sizeof(*p->maps));
@@ -283,6 +289,9 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 {
 	if (p->hello)
 		return;
+	if (p->exec_pending && !comm)
+		comm = p->exec_comm;
+	p->exec_pending = 0;
 	if (!p->seeded)         /* MMAP2 records tell only what came after us */
 		maps_from_proc(x, p);
 	send_hello(x, p, comm);
@@ -450,11 +459,23 @@ static void on_sample(struct outside *x, const struct perfring_rec *r)
 static void on_comm(struct outside *x, const struct perfring_rec *r)
 {
 	struct oproc *p = proc_get(x, r->pid);
-	if (r->u.comm.exec) {           /* a new image: its mappings to come */
+	if (r->u.comm.exec) {
+		/*
+		 * A new image: its mappings to come.  Its HELLO waits for its
+		 * next record: the kernel says COMM before the new image's
+		 * arguments are in place (/proc/PID/cmdline is empty then).
+		 */
+		char args[8];
 		maps_clear(p);
 		p->hello = 0;
 		p->seeded = 1;
-		send_hello(x, p, r->u.comm.comm);
+		ppid_read(p);           /* while it lives */
+		if (proc_read(p->pid, "cmdline", args, sizeof args)) {
+			send_hello(x, p, r->u.comm.comm);
+			return;
+		}
+		p->exec_pending = 1;
+		snprintf(p->exec_comm, sizeof p->exec_comm, "%s", r->u.comm.comm);
 		return;
 	}
 	ensure_hello(x, p, r->u.comm.comm);
@@ -469,6 +490,8 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 		return;
 	}
 	struct oproc *parent = proc_get(x, r->u.task.ppid), *c;
+	if (parent->exec_pending)       /* its arguments are in place by now */
+		ensure_hello(x, parent, NULL);
 	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, c);
 	if (c && c->exited)             /* its pid again: another process */
 		proc_drop(x, c);
@@ -506,6 +529,8 @@ static void on_exit_rec(struct outside *x, const struct perfring_rec *r)
 	struct oproc *p;
 	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, p);
 	if (p && r->pid == r->tid && !p->exited) {
+		if (p->exec_pending)    /* exec'd, and ended before any sample */
+			ensure_hello(x, p, NULL);
 		if (p->hello) {
 			struct probe_wbuf w;
 			probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
