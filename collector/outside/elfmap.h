@@ -10,6 +10,8 @@
  *     the PT_LOAD segment whose file range holds pgoff.  0, or -1 when the
  *     file cannot be read as ELF or no PT_LOAD holds pgoff (nothing said:
  *     the caller knows what the mapping was for).
+ *   - What a file says is remembered (256 segments, by device, inode,
+ *     size, mtime and pgoff): a build's processes map the same files.
  *   - The file is read through path as the collector sees it; the caller
  *     opens what it may (/proc/PID/map_files, /proc/PID/root) and passes
  *     that path.
