@@ -141,11 +141,13 @@ struct recorder {
 	int draining;           /* reading old connections before a HELLO */
 	/* sampled from outside (sampler.h) */
 	struct sampler *smps[SAMPLERS_MAX];
-	unsigned nsmps;
+	int smp_followed[SAMPLERS_MAX]; /* a static exec's: closed when done */
+	unsigned nsmps, nsmps_ever;
+	struct sampler_stats closed;    /* of those closed */
 	uint64_t smp_read_at;   /* when they were last read */
 	uint64_t outside_dup;   /* frames dropped: libprobe sent that process's */
 	uint64_t outside_samples;       /* sample frames kept */
-	unsigned followed;      /* static execs followed from outside */
+	int follow_refused;     /* the kernel refused once (said): no more tries */
 	int tree_outside;       /* the command and all it starts: from outside */
 	int nocmd;              /* -p, -t or -a alone: until they end, or a signal */
 };
@@ -493,14 +495,40 @@ static void outside_frame(void *ctx, const uint8_t *f, size_t len)
 	p->outside_hello |= m.type == PROBE_F_HELLO;
 }
 
+static void stats_add(struct sampler_stats *t, const struct sampler_stats *st)
+{
+	t->samples += st->samples;
+	t->dropped += st->dropped;
+	t->bad += st->bad;
+	t->truncated += st->truncated;
+	t->dwarf += st->dwarf;
+	t->fp += st->fp;
+}
+
+/*
+ * Read every sampler; one that followed a static exec is closed once all
+ * its events reached has ended (its rings are locked memory, its events
+ * descriptors: a script running static programs in a loop must not pile
+ * them up).  Its stats stay in the summary's totals.
+ */
 static void samplers_read(struct recorder *r)
 {
-	for (unsigned i = 0; i < r->nsmps; i++)
+	for (unsigned i = 0; i < r->nsmps; i++) {
 		sampler_read(r->smps[i]);
+		if (!r->smp_followed[i] || !sampler_done(r->smps[i]))
+			continue;
+		struct sampler_stats st;
+		sampler_stats(r->smps[i], &st);
+		stats_add(&r->closed, &st);
+		sampler_close(r->smps[i]);
+		r->nsmps--;
+		r->smps[i] = r->smps[r->nsmps];
+		r->smp_followed[i--] = r->smp_followed[r->nsmps];
+	}
 	r->smp_read_at = now_ns();
 }
 
-static int sampler_add(struct recorder *r, struct sampler *s)
+static int sampler_add(struct recorder *r, struct sampler *s, int followed)
 {
 	if (!s)
 		return -1;
@@ -508,7 +536,9 @@ static int sampler_add(struct recorder *r, struct sampler *s)
 		sampler_close(s);
 		return -1;
 	}
+	r->smp_followed[r->nsmps] = followed;
 	r->smps[r->nsmps++] = s;
+	r->nsmps_ever++;
 	return 0;
 }
 
@@ -521,7 +551,7 @@ static int follow_static(struct recorder *r, uint32_t pid)
 {
 	char exe[64];
 	size_t n;
-	if (r->o->no_inherit || r->tree_outside)
+	if (r->o->no_inherit || r->tree_outside || r->follow_refused)
 		return -1;
 	snprintf(exe, sizeof exe, "/proc/%u/exe", pid);
 	int *tasks = sampler_threads((int)pid, &n);
@@ -531,12 +561,13 @@ static int follow_static(struct recorder *r, uint32_t pid)
 	struct sampler *s = sampler_open(tasks, n, 0, &r->o->smp, r->o->stack_bytes, !now,
 					 outside_frame, r);
 	free(tasks);
-	if (sampler_add(r, s) < 0)
+	/* The kernel's refusal is said once (perfring.c): the next ones are like it. */
+	r->follow_refused |= !s;
+	if (sampler_add(r, s, 1) < 0)
 		return -1;
 	/* It exec'd between the open and the look: enable_on_exec came too late. */
 	if (!now && elfmap_is_static(exe))
 		sampler_enable(s);
-	r->followed++;
 	return 0;
 }
 
@@ -561,17 +592,12 @@ static void outside_running(struct recorder *r)
 
 static void outside_summary(const struct recorder *r)
 {
-	struct sampler_stats t = { 0 }, st;
-	if (!r->nsmps)
+	struct sampler_stats t = r->closed, st;
+	if (!r->nsmps_ever)
 		return;
 	for (unsigned i = 0; i < r->nsmps; i++) {
 		sampler_stats(r->smps[i], &st);
-		t.samples += st.samples;
-		t.dropped += st.dropped;
-		t.bad += st.bad;
-		t.truncated += st.truncated;
-		t.dwarf += st.dwarf;
-		t.fp += st.fp;
+		stats_add(&t, &st);
 	}
 	if (!r->outside_samples) {
 		probe_err("sampled from outside (perf events): 0 samples");
@@ -1083,7 +1109,7 @@ static void proc_summary(struct recorder *r)
 static void unprofiled_said(const struct recorder *r)
 {
 	int quiet = r->o->quiet;
-	if (r->nconnected == 0 && !r->nsmps)
+	if (r->nconnected == 0 && !r->nsmps_ever)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
 	else if (r->nunprof && (!quiet || r->samples == 0))
@@ -1513,7 +1539,7 @@ static pid_t start_command(struct recorder *r, char **env, const sigset_t *mask,
 	int one = (int)h.pid;
 	struct sampler *s = sampler_open(&one, 1, 0, &r->o->smp, r->o->stack_bytes, 1,
 					 outside_frame, r);
-	if (sampler_add(r, s) == 0) {
+	if (sampler_add(r, s, 0) == 0) {
 		r->tree_outside = 1;
 		if (!r->o->quiet) {
 			char *name = printable_dup(r->o->argv[0]);
@@ -1560,7 +1586,7 @@ static int record_outside(struct record_opts *o, int argc, char **argv)
 		probe_oom();
 	ingest_raise_nofile();
 	if (sampler_add(&r, sampler_open(tasks, n, o->all, &o->smp, o->stack_bytes, 0,
-					 outside_frame, &r)) < 0)
+					 outside_frame, &r), 0) < 0)
 		goto out;
 	if (recfile_open(&r.out, o->output) < 0)
 		goto out;

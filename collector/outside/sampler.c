@@ -163,8 +163,8 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pr = pr;
 	s->tr = outside_new(&o, smp->event, emit, ctx);
-	s->watch_all = all || enable_on_exec;
-	if (!s->watch_all)
+	s->watch_all = all;
+	if (!all)
 		keep_procs(s, tasks, ntasks);
 	return s;
 }
@@ -212,6 +212,11 @@ int sampler_alive(const struct sampler *s)
 		if (task_lives(s->procs[i]))
 			return 1;
 	return 0;
+}
+
+int sampler_done(const struct sampler *s)
+{
+	return !s->watch_all && !sampler_alive(s) && outside_live(s->tr) == 0;
 }
 
 void sampler_stats(const struct sampler *s, struct sampler_stats *st)

@@ -17,8 +17,9 @@
  *     SAMPLER_READ_MS (a ring fills to its watermark before it wakes).
  *   - sampler_read(): every record so far, merged in time order, through
  *     translate.c to emit.
- *   - sampler_alive(): 0 when every process asked for (-p, -t) has ended;
- *     1 for -a and a held command (those end otherwise).
+ *   - sampler_alive(): 0 when every task it was opened on has ended; 1
+ *     for -a.  sampler_done(): and every process its events reached
+ *     (inherited: a fork) has ended too: it can be closed.
  *   - Counts for the summary: samples read, dropped (no user frames),
  *     records that did not decode, stacks cut by the copy's size.
  */
@@ -52,6 +53,7 @@ int sampler_watch(struct sampler *s, int ep, void *tag);
 void sampler_read(struct sampler *s);
 void sampler_enable(struct sampler *s);
 int sampler_alive(const struct sampler *s);
+int sampler_done(const struct sampler *s);
 void sampler_stats(const struct sampler *s, struct sampler_stats *st);
 void sampler_close(struct sampler *s);
 

@@ -607,6 +607,15 @@ void outside_free(struct outside *x)
 	free(x);
 }
 
+size_t outside_live(const struct outside *x)
+{
+	size_t n = 0;
+	const struct oproc *p;
+	for (p = x->procs; p; p = p->hh.next)
+		n += !p->exited;
+	return n;
+}
+
 void outside_stats(const struct outside *x, struct outside_stats *st)
 {
 	*st = x->st;

@@ -53,5 +53,7 @@ struct outside_stats {
 	uint64_t truncated;     /* ... of the first, cut by the copy's size */
 };
 void outside_stats(const struct outside *x, struct outside_stats *st);
+/* The processes seen (a record, a fork) whose EXIT has not come. */
+size_t outside_live(const struct outside *x);
 
 #endif
