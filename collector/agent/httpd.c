@@ -752,7 +752,7 @@ static void put_recent(const struct httpd *h, FILE *f)
 		fprintf(f, "<tr><td>%u</td><td>", r->pid);
 		flame_put_xml(f, r->name, 0);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>", r->samples);
-		if (r->have_exit)
+		if (r->have_exit && r->status >= 0)     /* -1: sampled from outside */
 			fprintf(f, "%d", r->status);
 		else
 			fputs("?", f);

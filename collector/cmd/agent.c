@@ -33,6 +33,7 @@
 #include "httpd.h"
 #include "ingest.h"
 #include "push.h"
+#include "sampler.h"
 #include "sink.h"
 #include "spawn.h"
 #include "symbols.h"
@@ -44,10 +45,11 @@
 #define LABELS_MAX 32
 #define PUSH_WAIT_MS 10000              /* at exit, for the last window */
 
-static char tag_listen, tag_signal, tag_http;
+static char tag_listen, tag_signal, tag_http, tag_ring;
 
 struct agent_opts {
 	const char *http, *push, *service, *socket;
+	const char *pids;       /* -p: running processes, sampled from outside */
 	long interval;
 	long queue_mib;         /* --queue; 0: push.h's default */
 	const char *labels[LABELS_MAX];
@@ -67,6 +69,8 @@ struct agent {
 	char host[256];
 	uint64_t win_mono, win_real;    /* the window's start */
 	uint64_t samples;
+	struct sampler *smp;    /* -p (sampler.h) */
+	uint64_t smp_read_at;
 };
 
 void agent_usage(FILE *out)
@@ -74,10 +78,12 @@ void agent_usage(FILE *out)
 	fprintf(out,
 		"usage: probe agent [--http ADDR:PORT] [--push URL [--interval SECS]\n"
 		"                   [--label KEY=VALUE]... [--service NAME] [--queue MIB]]\n"
-		"                   [--socket PATH]\n"
+		"                   [--socket PATH] [-p PID,...]\n"
 		"\n"
 		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
 		"by root: every user's), continuously, for a profiling backend:\n"
+		"  -p, --pid PID,...   also processes already running, sampled from outside\n"
+		"                      (perf events; their threads and children too)\n"
 		"  --http ADDR:PORT    serve Go's /debug/pprof/profile?seconds=N (pprof, for\n"
 		"                      Parca, Grafana Alloy, go tool pprof), /heap and\n"
 		"                      /allocs (the allocations of programs started with\n"
@@ -131,6 +137,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 		{ "queue", required_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -138,8 +145,9 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 	o->interval = 15;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hp:", longs, NULL)) != -1) {
 		switch (c) {
+		case 'p': o->pids = optarg; break;
 		case 'H': o->http = optarg; break;
 		case 'P': o->push = optarg; break;
 		case 's': o->service = optarg; break;
@@ -367,6 +375,80 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 	}
 }
 
+/* ---- sampled from outside (-p) ---------------------------------------- */
+
+/* The real uid /proc gives pid (the kernel's word), or -1. */
+static long proc_uid(uint32_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	snprintf(path, sizeof path, "/proc/%u/status", pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Uid: %ld", &uid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return uid;
+}
+
+/*
+ * A frame sampled from outside, as if its process had connected: its
+ * HELLO opens it (charged to the uid /proc gives it, as a connection's is
+ * to SO_PEERCRED's), its EXIT closes it.
+ */
+static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+{
+	struct agent *a = ctx;
+	struct probe_msg m;
+	char err[PROBE_ERR_MAX];
+	if (probe_decode_frame(f, len, &m, &a->in.sc, err) < 0) {
+		probe_warn("internal: a frame sampled from outside does not decode: %s", err);
+		return;
+	}
+	if (m.type == PROBE_F_HELLO) {
+		struct aproc *p = aproc_get(&a->procs, m.pid);
+		long uid = proc_uid(m.pid);
+		if (uid < 0)
+			return;         /* gone already: nothing to say of it */
+		aproc_set_uid(&a->procs, p, (uint32_t)uid);
+		if (!p->connected)
+			aproc_connected(&a->procs, p);
+	} else if (!aproc_find(&a->procs, m.pid)) {
+		return;                 /* its HELLO was not taken */
+	}
+	on_frame(a, NULL, &m, f, len);
+	if (m.type == PROBE_F_EXIT) {
+		struct aproc *p = aproc_find(&a->procs, m.pid);
+		if (p && p->connected > 0 && --p->connected == 0) {
+			sink_free(p->heap);
+			p->heap = NULL;
+			aproc_gone(&a->procs, p);
+		}
+	}
+}
+
+static void outside_read(struct agent *a)
+{
+	if (!a->smp)
+		return;
+	sampler_read(a->smp);
+	a->smp_read_at = now_ns();
+}
+
+static int outside_start(struct agent *a)
+{
+	struct sampling smp;
+	size_t n;
+	int *tasks = sampler_tasks("agent", a->o->pids, 0, &n);
+	if (!tasks)
+		return -1;
+	sampling_init(&smp);
+	a->smp = sampler_open(tasks, n, 0, &smp, SAMPLER_STACK_DEFAULT, 0, outside_frame, a);
+	free(tasks);
+	return a->smp && sampler_watch(a->smp, a->in.ep, &tag_ring) == 0 ? 0 : -1;
+}
+
 /* ---- setting up ------------------------------------------------------- */
 
 /* Root's socket for the host: /run/probe, root's, writable by root alone. */
@@ -499,6 +581,8 @@ static void run_loop(struct agent *a)
 		ms = min_ms(ms, ingest_timeout(&a->in));
 		if (a->http)
 			ms = min_ms(ms, httpd_timeout(a->http));
+		if (a->smp)
+			ms = min_ms(ms, SAMPLER_READ_MS);
 		int n = epoll_wait(a->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
 		if (n < 0 && errno != EINTR) {
 			probe_err("epoll_wait: %s", strerror(errno));
@@ -511,7 +595,8 @@ static void run_loop(struct agent *a)
 				lis = 1;
 			else if (p == &tag_signal)
 				sig = 1;
-			else if (p != &tag_http && !((struct ingest_conn *)p)->dead)
+			else if (p != &tag_http && p != &tag_ring &&
+				 !((struct ingest_conn *)p)->dead)
 				ingest_read(&a->in, p);
 		}
 		ingest_free_dead(&a->in);
@@ -519,6 +604,8 @@ static void run_loop(struct agent *a)
 			ingest_accept_all(&a->in);
 		if (ingest_timeout(&a->in) == 0)
 			ingest_poll(&a->in);
+		if (a->smp && now_ns() - a->smp_read_at >= SAMPLER_READ_MS * 1000000ull / 2)
+			outside_read(a);
 		if (a->http) {
 			httpd_tick(a->http, 0);
 			httpd_run(a->http);
@@ -531,6 +618,7 @@ static void run_loop(struct agent *a)
 /* SIGTERM: what the processes sampled is read, answered and sent. */
 static void shut_down(struct agent *a)
 {
+	outside_read(a);
 	ingest_poll(&a->in);
 	ingest_close_all(&a->in);
 	ingest_free_dead(&a->in);
@@ -623,6 +711,8 @@ int cmd_agent(int argc, char **argv)
 	if (setup_loop(&a, &mask) < 0)
 		goto out;
 	ingest_raise_nofile();
+	if (o.pids && outside_start(&a) < 0)
+		goto out;
 	probe_info("agent: programs started with LD_PRELOAD=%s connect to %s%s", lib, a.sock,
 		   a.in.any_uid ? " (every user's)" : "");
 	if (a.http)
@@ -630,12 +720,15 @@ int cmd_agent(int argc, char **argv)
 			   httpd_where(a.http));
 	if (a.push)
 		probe_info("agent: pushing to %s/ingest every %ld s", o.push, o.interval);
+	if (a.smp)
+		probe_info("agent: sampling %s from outside (perf events)", o.pids);
 	run_loop(&a);
 	shut_down(&a);
 	summary(&a);
 	rc = 0;
 out:
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	sampler_close(a.smp);
 	httpd_stop(a.http);
 	if (a.push)
 		push_free(a.push);

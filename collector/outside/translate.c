@@ -45,7 +45,8 @@ struct oproc {
 	uint32_t threads;
 	uint64_t exited;                /* its EXIT's time (kept a while: see on_exit_rec) */
 	int exec_pending;               /* exec'd: its HELLO at its next record */
-	char exec_comm[16];
+	char comm[16];                  /* its name as COMM records said it (or its
+					   parent's, a fork's), for one gone from /proc */
 	UT_hash_handle hh;
 };
 
@@ -143,6 +144,8 @@ static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint
 	snprintf(link, sizeof link, "/proc/%u/exe", p->pid);
 	ssize_t k = readlink(link, exe, sizeof exe - 1);
 	exe[k > 0 ? k : 0] = 0;
+	if (!comm_hint && p->comm[0])
+		comm_hint = p->comm;
 	if (!proc_read(p->pid, "comm", comm, sizeof comm) && comm_hint)
 		snprintf(comm, sizeof comm, "%s", comm_hint);
 	comm[strcspn(comm, "\n")] = 0;
@@ -289,8 +292,6 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 {
 	if (p->hello)
 		return;
-	if (p->exec_pending && !comm)
-		comm = p->exec_comm;
 	p->exec_pending = 0;
 	if (!p->seeded)         /* MMAP2 records tell only what came after us */
 		maps_from_proc(x, p);
@@ -470,14 +471,15 @@ static void on_comm(struct outside *x, const struct perfring_rec *r)
 		p->hello = 0;
 		p->seeded = 1;
 		ppid_read(p);           /* while it lives */
-		if (proc_read(p->pid, "cmdline", args, sizeof args)) {
+		snprintf(p->comm, sizeof p->comm, "%s", r->u.comm.comm);
+		if (proc_read(p->pid, "cmdline", args, sizeof args))
 			send_hello(x, p, r->u.comm.comm);
-			return;
-		}
-		p->exec_pending = 1;
-		snprintf(p->exec_comm, sizeof p->exec_comm, "%s", r->u.comm.comm);
+		else
+			p->exec_pending = 1;
 		return;
 	}
+	if (r->tid == r->pid)           /* the process's own name */
+		snprintf(p->comm, sizeof p->comm, "%s", r->u.comm.comm);
 	ensure_hello(x, p, r->u.comm.comm);
 	tid_seen(p, r->tid);
 	send_thread(x, r->pid, r->tid, r->u.comm.comm);
@@ -497,6 +499,7 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 		proc_drop(x, c);
 	c = proc_get(x, r->pid);
 	c->ppid = r->u.task.ppid;
+	memcpy(c->comm, parent->comm, sizeof c->comm);
 	c->seeded = parent->seeded;     /* else read in /proc at its first sample */
 	maps_clear(c);
 	for (size_t i = 0; i < parent->nmaps; i++) {
