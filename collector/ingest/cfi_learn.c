@@ -111,7 +111,8 @@ static Elf64_Shdr eh_frame_section(const struct image *im, const Elf64_Ehdr *eh)
 		return none;
 	for (unsigned i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr sh = shdr(im->p, eh, i);
-		if (sh.sh_name < str.sh_size - 10 && sh.sh_type == SHT_PROGBITS &&
+		if (str.sh_size >= 10 && sh.sh_name <= str.sh_size - 10 &&
+		    sh.sh_type == SHT_PROGBITS &&
 		    !memcmp(im->p + str.sh_offset + sh.sh_name, ".eh_frame", 10) &&
 		    sh.sh_offset <= im->size && sh.sh_size <= im->size - sh.sh_offset)
 			return sh;

@@ -76,8 +76,9 @@ int gopcln_open(struct gopcln *g, const uint8_t *img, size_t size)
 	g->nfunc = u64(p + 8);
 	g->text = u64(p + 24);
 	uint64_t names = u64(p + 32), pctab = u64(p + 56), functab = u64(p + 64);
+	/* functab: nfunc + 1 entries of 8 bytes, within the section. */
 	if (names >= n || pctab >= n || functab >= n || g->nfunc == 0 ||
-	    g->nfunc > (n - functab) / 8 - 1)
+	    g->nfunc >= (n - functab) / 8)
 		return -1;
 	g->names = p + names;
 	g->pctab = p + pctab;
