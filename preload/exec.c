@@ -132,13 +132,13 @@ static unsigned unprofiled_why(int dirfd, const char *path, char *const envp[])
 	return why;
 }
 
+/* How long an exec of a static program waits for the collector (below). */
+#define EXEC_REPLY_NS 250000000ull
+
 /*
  * Tell the collector that what this process is about to exec will not be
  * profiled, and why: otherwise it would be missing without a word.
  */
-/* How long an exec of a static program waits for the collector (above). */
-#define EXEC_REPLY_NS 250000000ull
-
 static void say_unprofiled_pid(int dirfd, const char *path, char *const envp[],
 			       pid_t who)
 {

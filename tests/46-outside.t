@@ -148,6 +148,7 @@ start_waiters
 ( sleep 1; kill "$W" ) &
 "$PROBE" record -p "$W" -o "$T/p3.probe" >/dev/null 2>"$T/err"
 st=$?
+wait "$W" 2>/dev/null
 wait
 [ "$st" = 0 ] && grep -q "stopped: the processes asked for ended" "$T/err"
 ok $? "-p PID alone: it ends when the process does (exit $st): $(tail -n 1 "$T/err")"
@@ -236,6 +237,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	st=$?
 	c1=$(cpu)
 	kill "$W"
+	wait "$W" 2>/dev/null
 	"$PROBE" report --sort pid "$T/a.probe" >"$T/rep" 2>&1
 	n=$(samples_in "$T/rep")
 	s=$(awk -v w="$W" '!/^#/ && $4 == w ":gt_waiters" { print $3 }' "$T/rep")

@@ -1467,11 +1467,13 @@ static void serve_loop(struct recorder *r)
 		if (n < 0 && errno != EINTR)
 			break;
 		dispatch(r, evs, n > 0 ? n : 0);
-		if (r->in.nconns) {
+		/* A static program followed from outside has no connection: it counts. */
+		if (r->in.nconns || r->nsmps) {
 			idle_since = now_ns();
 			limit = IDLE_NS;
 		}
 	}
+	samplers_read(r);
 }
 
 static int serve(struct record_opts *o)
