@@ -39,9 +39,11 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 	printf '#include <unistd.h>\n#include <sys/wait.h>\nint main(int c, char **v) { pid_t p = fork(); int st; if (!p) { execv(v[1], v + 1); _exit(127); } waitpid(p, &st, 0); return WEXITSTATUS(st); }\n' >"$T/stsp.c"
 	gcc -static -O1 -o "$T/st_spawn" "$T/stsp.c" &&
 		"$PROBE" record -o "$T/st4.probe" -- sh -c "$T/st_spawn /bin/sleep 1.5; env -i $T/st_spawn /bin/sleep 1.5" >/dev/null 2>"$T/err"
-	grep -q "^probe:   pid [0-9]* (parent [0-9]*) sleep: /bin/sleep 1.5: 0 samples, 1 thread, exit 0" "$T/err" &&
+	# sleep may get a sample or two of its start (loaded: 1 ms of CPU, 999 Hz).
+	grep -q "^probe:   pid [0-9]* (parent [0-9]*) sleep: /bin/sleep 1.5: [0-9]* samples, 1 thread, exit 0" "$T/err" &&
 		[ "$(grep -c "^probe:   pid [0-9]* (parent [0-9]*) st_spawn: $T/st_spawn /bin/sleep 1.5" "$T/err")" = 2 ]
 	ok $? "a static program's child with LD_PRELOAD is profiled (exit 0), both static ones sampled from outside"
+	[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/err"
 	[ "$(grep -c "^probe:   pid [0-9]* (parent [0-9]*) sleep" "$T/err")" = 2 ] && ! grep -q "not profiled" "$T/err"
 	ok $? "the child of a static program run with env -i is sampled from outside (inherited events)"
 	! grep -q "without being profiled" "$T/err"
