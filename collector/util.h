@@ -52,6 +52,13 @@ extern int probe_no_warnings;
 
 /* Decimal, no sign, no junk; 0 on success, -1 otherwise. */
 int parse_u64(const char *s, uint64_t *out);
+/*
+ * A path opened for reading only if it leads to a regular file: resolved
+ * once with O_PATH (which opens nothing: a FIFO or a device a recording or
+ * a process names is not opened, and opening some devices does things),
+ * then opened through that very file.  The fd, or -1 (errno set).
+ */
+int open_regular(const char *path);
 /* A finite number 0..100 ("5", "0.5", "2%"); 0 on success, -1 otherwise. */
 int parse_percent(const char *s, double *out);
 

@@ -371,26 +371,12 @@ static int recall(const struct file *f, uint64_t vaddr, uint64_t *rule)
 static struct file files[CFI_FILES_MAX];
 static uint64_t clock_;
 
-/*
- * A regular file only, resolved once with O_PATH (which opens nothing: a
- * path a process names may lead to a device, and opening some does
- * things), then opened through that very file.
- */
+/* A regular file only (util.h's open_regular), mapped whole. */
 static int open_image(struct file *f, const char *path)
 {
 	struct stat st;
-	char self[64];
-	int pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -1;
-	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-		close(pfd);
-		return -1;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	close(pfd);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	int fd = open_regular(path);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0) {
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define PAGE 4096u
 
 /* The PT_LOAD of e whose file range holds pgoff: its header in *ph. */
@@ -65,7 +67,7 @@ static struct seg *cache_find(const struct stat *st, uint64_t pgoff)
 
 int elfmap_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open_regular(path);    /* a process named it: no device, no FIFO */
 	struct stat st;
 	if (fd < 0)
 		return -1;
@@ -97,7 +99,7 @@ int elfmap_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias
 
 int elfmap_is_static(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open_regular(path);
 	if (fd < 0)
 		return 0;
 	int st = 0;

@@ -483,32 +483,6 @@ static void read_fdes(struct symobj *o, Elf *e)
 		o->sources |= SYMSRC_EHFRAME;
 }
 
-/*
- * Open a regular file only: a recording (or a user's path swapped under
- * us) may name a FIFO or a device, and opening some devices does things
- * (a watchdog).  The path is resolved once, with O_PATH, which opens
- * nothing; the file found is opened for reading only if it is regular.
- */
-static int open_regular(const char *path)
-{
-	int pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(pfd);
-		errno = EINVAL;
-		return -1;
-	}
-	char self[64];
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	int err = errno;
-	close(pfd);
-	errno = err;
-	return fd;
-}
-
 static int has_debug_info(Elf *e)
 {
 	GElf_Shdr sh;
