@@ -575,19 +575,9 @@ static int follow_static(struct recorder *r, uint32_t pid)
 static void outside_running(struct recorder *r)
 {
 	struct proc_ent *p, *t;
-	HASH_ITER(hh, r->procs, p, t) {
-		char path[64], st[512];
-		if (!p->outside || p->exited || p->reaped)
-			continue;
-		snprintf(path, sizeof path, "/proc/%u/stat", p->pid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t k = fd >= 0 ? read(fd, st, sizeof st - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		st[k > 0 ? k : 0] = 0;
-		const char *rp = strrchr(st, ')');
-		p->running = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-	}
+	HASH_ITER(hh, r->procs, p, t)
+		if (p->outside && !p->exited && !p->reaped)
+			p->running = sampler_task_lives((int)p->pid);
 }
 
 static void outside_summary(const struct recorder *r)
@@ -758,6 +748,21 @@ static void on_signal(struct recorder *r)
 		if (is_stop_signal((int)si.ssi_signo))
 			stop_asked(r, (int)si.ssi_signo);
 	}
+}
+
+/*
+ * SIGCHLD and the signals passed on to the command, blocked (before a
+ * fork, so none is lost: the child unblocks) and read from a signalfd,
+ * returned (-1 when it could not be made).
+ */
+static int signals_block(sigset_t *mask, sigset_t *old)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(mask, forwarded[i]);
+	sigprocmask(SIG_BLOCK, mask, old);
+	return signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
 /* ---- descendants that never connected (unseen.h) -------------------- */
@@ -1316,8 +1321,8 @@ static int outside_check(const struct record_opts *o)
 	const char *what = o->pids ? "-p" : o->tids ? "-t" : o->all ? "-a" : NULL;
 	if (!what)
 		return 0;
-	if (!!o->pids + !!o->tids + o->all > 1)
-		return usage_error("-p, -t and -a are one target each: give one of them");
+	if (sampler_target_check("record", o->pids, o->tids, o->all))
+		return 2;
 	const char *lib = o->smp.offcpu ? "--off-cpu" : o->smp.alloc ? "--alloc" :
 			  o->delay_ms ? "-D" : o->no_inherit ? "--no-inherit" :
 			  o->serve ? "--serve" : o->smp.nmore ? "several events" : NULL;
@@ -1572,12 +1577,7 @@ static int record_outside(struct record_opts *o, int argc, char **argv)
 	if (!o->all && !tasks)
 		return 2;
 	sigset_t mask, old;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	r.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.sfd = signals_block(&mask, &old);
 	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
 	if (r.sfd < 0 || r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
@@ -1684,12 +1684,7 @@ int cmd_record(int argc, char **argv)
 
 	/* Block the signals before fork so none is lost; the child unblocks. */
 	sigset_t mask, old;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&mask, forwarded[i]);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	r.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.sfd = signals_block(&mask, &old);
 	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r.sfd < 0 || r.in.ep < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));

@@ -545,8 +545,8 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	o->argv = optind < argc ? argv + optind : NULL;
 	if (o->pids || o->tids || o->all) {
 		const char *what = o->pids ? "-p" : o->tids ? "-t" : "-a";
-		if (!!o->pids + !!o->tids + o->all > 1)
-			return usage_error("-p, -t and -a are one target each: give one of them");
+		if (sampler_target_check("top", o->pids, o->tids, o->all))
+			return 2;
 		if (o->argv)
 			return usage_error("%s watches processes already running: give no "
 					   "command with it", what);

@@ -68,6 +68,14 @@ static int task_exists(int tid)
 	return access(path, F_OK) == 0;
 }
 
+int sampler_target_check(const char *cmd, const char *pids, const char *tids, int all)
+{
+	if (!!pids + !!tids + !!all > 1)
+		return cmd_usage_error(cmd, "-p, -t and -a are one target each: give one "
+				       "of them");
+	return 0;
+}
+
 int *sampler_threads(int pid, size_t *n)
 {
 	int *v = NULL;
@@ -189,8 +197,7 @@ void sampler_enable(struct sampler *s)
 	perfring_enable(s->pr, 1);
 }
 
-/* A task that has not ended: its /proc entry is there, and not a zombie's. */
-static int task_lives(int tid)
+int sampler_task_lives(int tid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/stat", tid);
@@ -209,7 +216,7 @@ int sampler_alive(const struct sampler *s)
 	if (s->watch_all)
 		return 1;
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (task_lives(s->procs[i]))
+		if (sampler_task_lives(s->procs[i]))
 			return 1;
 	return 0;
 }

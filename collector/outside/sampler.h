@@ -44,6 +44,10 @@ struct sampler_stats {
 struct sampler;
 
 int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n);
+/* -p, -t and -a given together: a usage error for cmd (2, said), else 0. */
+int sampler_target_check(const char *cmd, const char *pids, const char *tids, int all);
+/* A task that has not ended: its /proc entry is there, and not a zombie's. */
+int sampler_task_lives(int tid);
 /* pid's threads, as sampler_tasks gives them; NULL, quietly, when it is gone. */
 int *sampler_threads(int pid, size_t *n);
 struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
