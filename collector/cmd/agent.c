@@ -397,29 +397,24 @@ static long proc_uid(uint32_t pid)
  * HELLO opens it (charged to the uid /proc gives it, as a connection's is
  * to SO_PEERCRED's), its EXIT closes it.
  */
-static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+static void outside_frame(void *ctx, struct probe_msg *m, const uint8_t *f, size_t len)
 {
 	struct agent *a = ctx;
-	struct probe_msg m;
-	char err[PROBE_ERR_MAX];
-	if (probe_decode_frame(f, len, &m, &a->in.sc, err) < 0) {
-		probe_warn("internal: a frame sampled from outside does not decode: %s", err);
-		return;
-	}
-	if (m.type == PROBE_F_HELLO) {
-		struct aproc *p = aproc_get(&a->procs, m.pid);
-		long uid = proc_uid(m.pid);
+	uint32_t pid = m->pid, type = m->type;
+	if (type == PROBE_F_HELLO) {
+		struct aproc *p = aproc_get(&a->procs, pid);
+		long uid = proc_uid(pid);
 		if (uid < 0)
 			return;         /* gone already: nothing to say of it */
 		aproc_set_uid(&a->procs, p, (uint32_t)uid);
 		if (!p->connected)
 			aproc_connected(&a->procs, p);
-	} else if (!aproc_find(&a->procs, m.pid)) {
+	} else if (!aproc_find(&a->procs, pid)) {
 		return;                 /* its HELLO was not taken */
 	}
-	on_frame(a, NULL, &m, f, len);
-	if (m.type == PROBE_F_EXIT) {
-		struct aproc *p = aproc_find(&a->procs, m.pid);
+	on_frame(a, NULL, m, f, len);
+	if (type == PROBE_F_EXIT) {
+		struct aproc *p = aproc_find(&a->procs, pid);
 		if (p && p->connected > 0 && --p->connected == 0) {
 			sink_free(p->heap);
 			p->heap = NULL;

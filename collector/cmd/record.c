@@ -473,26 +473,21 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
  * status).  An exec into a static program is said first (UNPROFILED, or
  * found in /proc): from then on its frames come from outside again.
  */
-static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+static void outside_frame(void *ctx, struct probe_msg *m, const uint8_t *f, size_t len)
 {
 	struct recorder *r = ctx;
-	struct probe_msg m;
-	char err[PROBE_ERR_MAX];
-	if (probe_decode_frame(f, len, &m, &r->in.sc, err) < 0) {
-		probe_err("internal: a frame sampled from outside does not decode: %s", err);
-		return;
-	}
 	struct proc_ent *p;
-	HASH_FIND(hh, r->procs, &m.pid, sizeof(m.pid), p);
+	uint32_t pid = m->pid, type = m->type;
+	HASH_FIND(hh, r->procs, &pid, sizeof(pid), p);
 	if (p && p->inside) {
 		r->outside_dup++;
 		return;
 	}
-	r->outside_samples += m.type == PROBE_F_SAMPLES;
-	on_frame(r, NULL, &m, f, len);
-	p = proc_get(r, m.pid);
+	r->outside_samples += type == PROBE_F_SAMPLES;
+	on_frame(r, NULL, m, f, len);
+	p = proc_get(r, pid);
 	p->outside = 1;
-	p->outside_hello |= m.type == PROBE_F_HELLO;
+	p->outside_hello |= type == PROBE_F_HELLO;
 }
 
 static void stats_add(struct sampler_stats *t, const struct sampler_stats *st)

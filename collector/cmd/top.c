@@ -227,15 +227,9 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 
 /* ---- sampled from outside (-p, -t, -a) ------------------------------- */
 
-static void outside_frame(void *ctx, const uint8_t *f, size_t len)
+static void outside_frame(void *ctx, struct probe_msg *m, const uint8_t *f, size_t len)
 {
-	struct top *t = ctx;
-	struct probe_msg m;
-	char err[PROBE_ERR_MAX];
-	if (probe_decode_frame(f, len, &m, &t->in.sc, err) < 0)
-		top_warn(t, "internal: a frame sampled from outside does not decode: %s", err);
-	else
-		on_frame(t, NULL, &m, f, len);
+	on_frame(ctx, NULL, m, f, len);
 }
 
 static void outside_read(struct top *t)

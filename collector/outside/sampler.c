@@ -24,6 +24,9 @@
 struct sampler {
 	struct perfring *pr;
 	struct outside *tr;
+	sampler_frame_fn frame;
+	void *ctx;
+	struct probe_scratch sc;        /* the frame handed on, decoded */
 	int *procs;                     /* -p's pids, -t's tids: to see them end */
 	size_t nprocs;
 	int watch_all;                  /* -a or a command: no end of ours to see */
@@ -145,6 +148,18 @@ static void keep_procs(struct sampler *s, const int *tasks, size_t n)
 		s->procs[s->nprocs++] = tasks[i];
 }
 
+/* A frame translate.c made, decoded once for whichever command reads it. */
+static void emit(void *ctx, const uint8_t *f, size_t len)
+{
+	struct sampler *s = ctx;
+	struct probe_msg m;
+	char err[PROBE_ERR_MAX];
+	if (probe_decode_frame(f, len, &m, &s->sc, err) < 0)
+		probe_err("internal: a frame sampled from outside does not decode: %s", err);
+	else
+		s->frame(s->ctx, &m, f, len);
+}
+
 static int rec_in(void *ctx, const struct perfring_rec *r)
 {
 	struct sampler *s = ctx;
@@ -155,7 +170,7 @@ static int rec_in(void *ctx, const struct perfring_rec *r)
 
 struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 			     const struct sampling *smp, uint32_t stack_bytes,
-			     int enable_on_exec, outside_emit_fn emit, void *ctx)
+			     int enable_on_exec, sampler_frame_fn frame, void *ctx)
 {
 	struct perfring_opts o = { 0 };
 	event_of(smp, &o);
@@ -170,7 +185,11 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 		return NULL;
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->pr = pr;
-	s->tr = outside_new(&o, smp->event, emit, ctx);
+	s->frame = frame;
+	s->ctx = ctx;
+	if (probe_scratch_init(&s->sc) < 0)
+		probe_oom();
+	s->tr = outside_new(&o, smp->event, emit, s);
 	s->watch_all = all;
 	if (!all)
 		keep_procs(s, tasks, ntasks);
@@ -244,6 +263,7 @@ void sampler_close(struct sampler *s)
 		return;
 	perfring_close(s->pr);
 	outside_free(s->tr);
+	probe_scratch_free(&s->sc);
 	free(s->procs);
 	free(s);
 }

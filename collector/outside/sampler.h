@@ -16,7 +16,7 @@
  *     call sampler_read() when one is ready, and at least every
  *     SAMPLER_READ_MS (a ring fills to its watermark before it wakes).
  *   - sampler_read(): every record so far, merged in time order, through
- *     translate.c to emit.
+ *     translate.c, each frame to frame(), decoded (wire_decode.h).
  *   - sampler_alive(): 0 when every task it was opened on has ended; 1
  *     for -a.  sampler_done(): and every process its events reached
  *     (inherited: a fork) has ended too: it can be closed.
@@ -32,6 +32,7 @@
 
 #include "cmdopt.h"
 #include "translate.h"
+#include "wire_decode.h"
 
 #define SAMPLER_READ_MS 100
 /* STACK_USER's copy, bytes: see docs/architecture.md ("Sampling from outside"). */
@@ -43,6 +44,10 @@ struct sampler_stats {
 
 struct sampler;
 
+/* A wire frame made of what was sampled, whole (f, len) and decoded (m). */
+typedef void (*sampler_frame_fn)(void *ctx, struct probe_msg *m, const uint8_t *f,
+				 size_t len);
+
 int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n);
 /* -p, -t and -a given together: a usage error for cmd (2, said), else 0. */
 int sampler_target_check(const char *cmd, const char *pids, const char *tids, int all);
@@ -52,7 +57,7 @@ int sampler_task_lives(int tid);
 int *sampler_threads(int pid, size_t *n);
 struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 			     const struct sampling *smp, uint32_t stack_bytes,
-			     int enable_on_exec, outside_emit_fn emit, void *ctx);
+			     int enable_on_exec, sampler_frame_fn frame, void *ctx);
 int sampler_watch(struct sampler *s, int ep, void *tag);
 void sampler_read(struct sampler *s);
 void sampler_enable(struct sampler *s);
