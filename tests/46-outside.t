@@ -16,7 +16,7 @@
 #   - probe agent -p: the running process's pprof profile (go tool pprof);
 #   - refusals, said with what would allow them; probe record -a as root.
 . "$(dirname "$0")/lib.sh"
-plan 33
+plan 32
 W=
 trap '[ -n "$W" ] && kill "$W" 2>/dev/null; rm -rf "$T"' EXIT
 
@@ -193,9 +193,6 @@ ok $? "-p 12x: refused, exit $st: $(head -n 1 "$T/err")"
 "$PROBE" record -p 4194303 -o "$T/x.probe" >/dev/null 2>"$T/err"
 grep -q "^probe: -p 4194303: no such process" "$T/err" && [ ! -e "$T/x.probe" ]
 ok $? "-p of no process: said, no recording: $(head -n 1 "$T/err")"
-"$PROBE" record -p 1 --off-cpu -o "$T/x.probe" >/dev/null 2>"$T/err"
-[ "$?" = 2 ] && grep -q "^probe: record: -p samples from outside (perf events) and --off-cpu is not supported there" "$T/err"
-ok $? "-p with --off-cpu: refused: $(head -n 1 "$T/err")"
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	as_nobody "$PROBE" record -p 1 -o "$T/x.probe" >/dev/null 2>"$T/err"
 	st=$?

@@ -185,7 +185,10 @@ void record_usage(FILE *out)
 		"      --off-cpu       where threads wait too: the time in blocking calls\n"
 		"                      (sleep, poll, read, locks...) with its stacks, under\n"
 		"                      [off-cpu]; report shows shares of wall time (CPU\n"
-		"                      time sampled with CPU-time timers unless -e)\n"
+		"                      time sampled with CPU-time timers unless -e); with\n"
+		"                      -p/-t/-a: every switch off the CPU, timed by the\n"
+		"                      kernel, with its stack where kernel sampling is\n"
+		"                      allowed\n"
 		"      --alloc[=BYTES] where memory is allocated: one allocation sampled\n"
 		"                      about every BYTES bytes (default 512K; 1: every\n"
 		"                      one), with its stack; alone, nothing else is\n"
@@ -498,6 +501,8 @@ static void stats_add(struct sampler_stats *t, const struct sampler_stats *st)
 	t->truncated += st->truncated;
 	t->dwarf += st->dwarf;
 	t->fp += st->fp;
+	t->waits += st->waits;
+	t->waits_unseen += st->waits_unseen;
 }
 
 /*
@@ -521,6 +526,14 @@ static void samplers_read(struct recorder *r)
 		r->smp_followed[i--] = r->smp_followed[r->nsmps];
 	}
 	r->smp_read_at = now_ns();
+}
+
+/* The recording's end: every sampler's last records, and waits still going. */
+static void samplers_finish(struct recorder *r)
+{
+	samplers_read(r);
+	for (unsigned i = 0; i < r->nsmps; i++)
+		sampler_finish(r->smps[i]);
 }
 
 static int sampler_add(struct recorder *r, struct sampler *s, int followed)
@@ -594,6 +607,11 @@ static void outside_summary(const struct recorder *r)
 		  "at the copy's %u bytes ([truncated])", r->outside_samples,
 		  100.0 * (double)t.dwarf / all, 100.0 * (double)t.fp / all,
 		  100.0 * (double)t.truncated / all, r->o->stack_bytes);
+	if (t.waits)
+		probe_err("off-cpu from outside: %" PRIu64 " of those are waits (timed by the "
+			  "kernel's switch records), %.1f%% of them under the stack where the "
+			  "thread left the CPU", t.waits,
+			  100.0 * (double)(t.waits - t.waits_unseen) / (double)t.waits);
 	if (t.dropped)
 		probe_err("%" PRIu64 " sample%s with no user stack (kernel threads, or "
 			  "in the kernel only) left out", t.dropped, t.dropped == 1 ? "" : "s");
@@ -933,7 +951,7 @@ static void nocmd_loop(struct recorder *r)
 			if (is_stop_signal((int)si.ssi_signo))
 				r->stop_sig = (int)si.ssi_signo;
 	}
-	samplers_read(r);
+	samplers_finish(r);
 }
 
 static int by_pid(struct proc_ent *a, struct proc_ent *b)
@@ -1318,7 +1336,7 @@ static int outside_check(const struct record_opts *o)
 		return 0;
 	if (sampler_target_check("record", o->pids, o->tids, o->all))
 		return 2;
-	const char *lib = o->smp.offcpu ? "--off-cpu" : o->smp.alloc ? "--alloc" :
+	const char *lib = o->smp.alloc ? "--alloc" :
 			  o->delay_ms ? "-D" : o->no_inherit ? "--no-inherit" :
 			  o->serve ? "--serve" : o->smp.nmore ? "several events" : NULL;
 	if (lib)
@@ -1473,7 +1491,7 @@ static void serve_loop(struct recorder *r)
 			limit = IDLE_NS;
 		}
 	}
-	samplers_read(r);
+	samplers_finish(r);
 }
 
 static int serve(struct record_opts *o)
@@ -1599,7 +1617,7 @@ static int record_outside(struct record_opts *o, int argc, char **argv)
 			goto out;
 		}
 		run_loop(&r);
-		samplers_read(&r);
+		samplers_finish(&r);
 	} else {
 		nocmd_loop(&r);
 	}
@@ -1718,7 +1736,7 @@ int cmd_record(int argc, char **argv)
 				    .state = unseen_state, .found = unseen_found,
 				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
 	run_loop(&r);
-	samplers_read(&r);
+	samplers_finish(&r);
 	unseen_free(&r.unseen);
 	unsigned others = r.stop_sig ? stop_collect(&r) : 0;
 	if (!r.child_done && !r.stop_sig) {

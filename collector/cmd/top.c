@@ -544,10 +544,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		if (o->argv)
 			return usage_error("%s watches processes already running: give no "
 					   "command with it", what);
-		if (o->smp.offcpu || o->smp.alloc)
-			return usage_error("%s samples from outside (perf events): %s needs "
-					   "libprobe in the process (probe top -- CMD)", what,
-					   o->smp.offcpu ? "--off-cpu" : "--alloc");
+		if (o->smp.alloc)
+			return usage_error("%s samples from outside (perf events): --alloc "
+					   "needs libprobe in the process (probe top -- CMD)", what);
 		return -1;
 	}
 	if (!o->argv && o->smp.offcpu)

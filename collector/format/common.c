@@ -273,12 +273,24 @@ static void offcpu_line(const struct report_ctx *c, FILE *out)
 		fprintf(out, " the rest of each thread's wall time off the CPU "
 			"(preempted, or blocked inside libc, in a raw system call, a "
 			"page fault) is \"[stack unknown]\"");
+	if (how & PROBE_OFFCPU_SWITCHES)
+		fprintf(out, "%s every switch of a thread sampled from outside off the "
+			"CPU and back on, timed by the kernel's switch records, %s",
+			how & (PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS) ? ";" : "",
+			how & PROBE_OFFCPU_SWITCH_STACKS ?
+			"each under the stack where the thread left the CPU (a "
+			"context-switches event)" : "with no stack (\"[stack unknown]\": "
+			"the kernel refused kernel sampling, which that stack needs)");
 	fprintf(out, "\n");
 	if (how & PROBE_OFFCPU_CLOCKS)
 		fprintf(out, "# stack unknown: %.2f%% of wall time: the thread was off "
 			"the CPU outside every interposed call, so no stack was "
 			"there to read (its clocks tell how long, not where)\n",
 			report_pct(c, unseen_weight(c)));
+	else if (how & PROBE_OFFCPU_SWITCHES)
+		fprintf(out, "# stack unknown: %.2f%% of wall time: waits whose stack the "
+			"kernel did not give (its switch off came before the recording, or "
+			"kernel sampling is refused)\n", report_pct(c, unseen_weight(c)));
 }
 
 /* --alloc shown: what the samples stand for, in all. */

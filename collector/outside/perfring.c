@@ -37,6 +37,7 @@ struct ring {
 	struct perf_event_mmap_page *meta;
 	uint8_t *data;
 	size_t size;                    /* data's bytes, a power of 2 */
+	int cs;                         /* the context-switches event's ring */
 };
 
 struct perfring {
@@ -109,6 +110,25 @@ static void attr_of(struct perf_event_attr *a, const struct perfring_opts *o, in
 	a->enable_on_exec = o->enable_on_exec != 0;
 	a->watermark = 1;
 	a->wakeup_watermark = WATERMARK;
+	a->context_switch = o->switches != 0;
+}
+
+/*
+ * The context-switches event beside it: a sample at every switch off the
+ * CPU, its stack the thread's where it stopped.  The switch happens in the
+ * kernel, so kernel events are counted (exclude_kernel 0); the side-band
+ * records come with the first event alone.
+ */
+static void cs_attr_of(struct perf_event_attr *a, const struct perfring_opts *o, int all)
+{
+	attr_of(a, o, all);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->freq = 0;
+	a->sample_period = 1;
+	a->exclude_kernel = 0;
+	a->mmap = a->mmap2 = a->comm = a->task = a->comm_exec = 0;
+	a->context_switch = 0;
 }
 
 static int ring_map(struct ring *r, int fd)
@@ -166,9 +186,10 @@ static void say_refused(int err, int task)
 
 /* CPU cpu's events, one per task; its ring is the first's. */
 static int open_cpu(struct perfring *pr, struct perf_event_attr *a, int cpu,
-		    const int *tasks, size_t ntasks)
+		    const int *tasks, size_t ntasks, int cs)
 {
 	struct ring *r = &pr->rings[pr->nrings];
+	r->cs = cs;
 	int first = -1;
 	for (size_t i = 0; i < ntasks; i++) {
 		int fd = (int)syscall(SYS_perf_event_open, a, tasks[i], cpu, -1,
@@ -198,12 +219,17 @@ struct perfring *perfring_open(const int *tasks, size_t ntasks,
 	struct perfring *pr = xcalloc(1, sizeof(*pr));
 	struct perf_event_attr a;
 	pr->o = *o;
-	pr->rings = xcalloc(ncpus ? ncpus : 1, sizeof(*pr->rings));
-	pr->fds = xcalloc(ncpus * ntasks + 1, sizeof(*pr->fds));
+	int all = ntasks == 1 && tasks[0] == -1, kinds = o->switch_stacks ? 2 : 1;
+	pr->rings = xcalloc(ncpus ? ncpus * 2 : 1, sizeof(*pr->rings));
+	pr->fds = xcalloc(ncpus * ntasks * 2 + 1, sizeof(*pr->fds));
 	pr->rec = xmalloc(REC_MAX);
-	attr_of(&a, o, ntasks == 1 && tasks[0] == -1);
-	for (size_t c = 0; c < ncpus; c++) {
-		int err = open_cpu(pr, &a, cpus[c], tasks, ntasks);
+	for (size_t c = 0; c < ncpus * (size_t)kinds; c++) {
+		int cs = c >= ncpus;
+		if (cs)
+			cs_attr_of(&a, o, all);
+		else
+			attr_of(&a, o, all);
+		int err = open_cpu(pr, &a, cpus[c % ncpus], tasks, ntasks, cs);
 		if (err < 0) {
 			say_refused(-err, ntasks ? tasks[0] : -1);
 			perfring_close(pr);
@@ -377,7 +403,7 @@ static void mmap_of(struct cur *c, struct perfring_rec *r, uint16_t misc)
 
 /* One record (hdr, len bytes with it) into r: 1, or 0 when not of ours. */
 static int decode(const struct perfring *pr, const uint8_t *b, size_t len,
-		  struct perfring_rec *r)
+		  struct perfring_rec *r, int cs)
 {
 	const struct perf_event_header *h = (const void *)b;
 	struct cur c = { b + sizeof(*h), b + len, 1 };
@@ -385,6 +411,7 @@ static int decode(const struct perfring *pr, const uint8_t *b, size_t len,
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		sample_of(&c, r, pr->o.stack_bytes);
+		r->u.sample.cs = cs;
 		return c.ok ? 1 : -1;
 	case PERF_RECORD_MMAP2:
 		mmap_of(&c, r, h->misc);
@@ -412,6 +439,14 @@ static int decode(const struct perfring *pr, const uint8_t *b, size_t len,
 	case PERF_RECORD_THROTTLE:
 		r->kind = PERFRING_THROTTLE;
 		r->u.lost.lost = 1;
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:       /* -a: the other task's ids first */
+		r->kind = PERFRING_SWITCH;
+		r->u.sw.out = (h->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+		r->u.sw.preempt = (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+		if (c.end - c.p < 24 + (h->type == PERF_RECORD_SWITCH_CPU_WIDE ? 8 : 0))
+			return -1;      /* no sample_id: no task, no time */
 		break;
 	default:
 		return 0;
@@ -451,7 +486,7 @@ static int at_tail(struct perfring *pr, struct ring *rg, uint64_t tail, uint64_t
 		b = pr->rec;
 	}
 	*size = h.size;
-	return decode(pr, b, h.size, r);
+	return decode(pr, b, h.size, r, rg->cs);
 }
 
 size_t perfring_read(struct perfring *pr, size_t ring, perfring_fn fn, void *ctx)

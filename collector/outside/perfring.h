@@ -18,6 +18,12 @@
  *     mmap2, comm and task records come beside them (objects mapped,
  *     names and execs, forks and exits), each with the time it happened
  *     (sample_id_all).
+ *   - switches: each task's switches off and back on the CPU come too, as
+ *     SWITCH records (pid, tid, time: what off-CPU time is made of); with
+ *     switch_stacks, a context-switches event (period 1) per (task, CPU)
+ *     beside the first, in rings of its own, samples the stack at each
+ *     switch off (marked cs).  It counts in the kernel, so it needs kernel
+ *     sampling allowed (perf_event_paranoid <= 1, CAP_PERFMON or root).
  *   - enable_on_exec: the events start counting when the task execs (a
  *     command probe forks, holds, then lets exec); else at once.
  *   - perfring_read() hands each record of a CPU's ring to a callback,
@@ -49,11 +55,16 @@ struct perfring_opts {
 	uint32_t stack_bytes;   /* STACK_USER's copy (multiple of 8); 0: none */
 	int kernel;             /* 1: kernel frames too (exclude_kernel 0) */
 	int enable_on_exec;
+	int switches;           /* PERF_RECORD_SWITCH: each task's switches off
+				   and back on the CPU, timed (any user) */
+	int switch_stacks;      /* and a context-switches event, period 1, in
+				   rings of its own: the stack at each switch
+				   off (kernel sampling allowed only) */
 };
 
 enum perfring_kind {
 	PERFRING_SAMPLE, PERFRING_MMAP, PERFRING_COMM, PERFRING_FORK,
-	PERFRING_EXIT, PERFRING_LOST, PERFRING_THROTTLE,
+	PERFRING_EXIT, PERFRING_LOST, PERFRING_THROTTLE, PERFRING_SWITCH,
 };
 
 struct perfring_rec {
@@ -69,6 +80,8 @@ struct perfring_rec {
 			uint64_t regs[PERFRING_NREGS];
 			uint32_t stack_len;             /* bytes of the copy that hold data */
 			const uint8_t *stack;           /* the copy, from regs' SP */
+			int cs;                         /* a switch off the CPU's (switch_stacks),
+							   not a sample of the event */
 		} sample;
 		struct {
 			uint64_t start, len, pgoff;
@@ -87,6 +100,10 @@ struct perfring_rec {
 		struct {
 			uint64_t lost;                  /* LOST: records; THROTTLE: 1 */
 		} lost;
+		struct {
+			int out;                        /* 1: off the CPU; 0: back on */
+			int preempt;                    /* off while runnable */
+		} sw;
 	} u;
 };
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -127,6 +128,13 @@ int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n)
 
 /* ---- the sampler ------------------------------------------------------ */
 
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void event_of(const struct sampling *smp, struct perfring_opts *o)
 {
 	if (smp->have_event) {
@@ -138,6 +146,25 @@ static void event_of(const struct sampling *smp, struct perfring_opts *o)
 	}
 	o->freq = !smp->use_period;
 	o->value = smp->value;
+}
+
+/* --off-cpu where the kernel keeps its switches' stacks from us: said once. */
+static void offcpu_unseen_said(void)
+{
+	static int said;
+	char par[16] = "?";
+	FILE *f;
+	if (said++)
+		return;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f && fgets(par, sizeof par, f))
+		par[strcspn(par, "\n")] = 0;
+	if (f)
+		fclose(f);
+	probe_warn("--off-cpu from outside: the kernel times each switch off the CPU for "
+		   "any user, but its stack needs kernel sampling, which it refuses here "
+		   "(kernel.perf_event_paranoid is %s): waits are shown as [stack unknown]; "
+		   "run as root or with CAP_PERFMON, or lower it to 1, for their stacks", par);
 }
 
 /* The ids the processes asked for are known by: -p's pids, -t's tids. */
@@ -163,7 +190,7 @@ static void emit(void *ctx, const uint8_t *f, size_t len)
 static int rec_in(void *ctx, const struct perfring_rec *r)
 {
 	struct sampler *s = ctx;
-	s->samples += r->kind == PERFRING_SAMPLE;
+	s->samples += r->kind == PERFRING_SAMPLE && !r->u.sample.cs;
 	outside_record(s->tr, r);
 	return 0;
 }
@@ -178,6 +205,10 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 	/* Kernel frames where the kernel allows them, unless -e EVENT:u. */
 	o.kernel = strcmp(smp->ev.modifier, "u") != 0 && event_kernel_refused() == 0;
 	o.enable_on_exec = enable_on_exec;
+	o.switches = smp->offcpu;
+	o.switch_stacks = smp->offcpu && event_kernel_refused() == 0;
+	if (o.switches && !o.switch_stacks)
+		offcpu_unseen_said();
 	int every = -1;
 	struct perfring *pr = all ? perfring_open(&every, 1, &o)
 				  : perfring_open(tasks, ntasks, &o);
@@ -214,6 +245,16 @@ void sampler_read(struct sampler *s)
 void sampler_enable(struct sampler *s)
 {
 	perfring_enable(s->pr, 1);
+	outside_started(s->tr, mono_now());
+}
+
+void sampler_finish(struct sampler *s)
+{
+	uint64_t now = mono_now();
+	sampler_read(s);
+	outside_flush(s->tr, now);
+	for (size_t i = 0; i < s->nprocs; i++)
+		outside_idle(s->tr, (uint32_t)s->procs[i], now);
 }
 
 int sampler_task_lives(int tid)
@@ -254,6 +295,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->truncated = os.truncated;
 	st->dwarf = os.dwarf;
 	st->fp = os.fp;
+	st->waits = os.waits;
+	st->waits_unseen = os.waits_unseen;
 	st->bad = perfring_bad(s->pr);
 }
 

@@ -17,6 +17,10 @@
  *     SAMPLER_READ_MS (a ring fills to its watermark before it wakes).
  *   - sampler_read(): every record so far, merged in time order, through
  *     translate.c, each frame to frame(), decoded (wire_decode.h).
+ *   - --off-cpu (smp's offcpu): switches off the CPU and back, as off-CPU
+ *     samples (translate.h), with their stacks where the kernel lets us
+ *     sample in it (else said once); sampler_finish() at the end adds the
+ *     waits still going, and -p's threads that never ran meanwhile.
  *   - sampler_alive(): 0 when every task it was opened on has ended; 1
  *     for -a.  sampler_done(): and every process its events reached
  *     (inherited: a fork) has ended too: it can be closed.
@@ -40,6 +44,7 @@
 
 struct sampler_stats {
 	uint64_t samples, dropped, bad, truncated, dwarf, fp;
+	uint64_t waits, waits_unseen;   /* --off-cpu's samples; with no stack */
 };
 
 struct sampler;
@@ -61,6 +66,8 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 int sampler_watch(struct sampler *s, int ep, void *tag);
 void sampler_read(struct sampler *s);
 void sampler_enable(struct sampler *s);
+/* The end: read what is left, and (--off-cpu) the waits still going. */
+void sampler_finish(struct sampler *s);
 int sampler_alive(const struct sampler *s);
 int sampler_done(const struct sampler *s);
 void sampler_stats(const struct sampler *s, struct sampler_stats *st);

@@ -28,8 +28,16 @@ struct omap {
 	char *path;
 };
 
-struct otid {                   /* a thread whose name was said */
+struct otid {                   /* a thread seen */
 	uint32_t tid;
+	int named;                      /* its THREAD frame was sent */
+	int active;                     /* a record of its own came: it ran */
+	int gone;                       /* its EXIT came */
+	uint64_t born;                  /* its FORK's time (0: there before us) */
+	uint64_t out;                   /* off the CPU since (0: on it) */
+	uint64_t acc;                   /* off-CPU ns not yet sampled (see wait_add) */
+	uint64_t *stack;                /* where it left the CPU (switch_stacks) */
+	uint32_t nstack;
 	UT_hash_handle hh;
 };
 
@@ -58,6 +66,8 @@ struct outside {
 	struct oproc *procs;
 	uint64_t purged;                /* when exited processes were last dropped */
 	struct outside_stats st;
+	uint64_t start;                 /* when the events started (off-CPU's origin) */
+	uint64_t wait_period;           /* off-CPU ns per sample (see wait_add) */
 	uint8_t *buf;                   /* PROBE_FRAME_MAX: one frame */
 };
 
@@ -88,6 +98,7 @@ static void proc_drop(struct outside *x, struct oproc *p)
 	struct otid *t, *tmp;
 	HASH_ITER(hh, p->tids, t, tmp) {
 		HASH_DEL(p->tids, t);
+		free(t->stack);
 		free(t);
 	}
 	HASH_DEL(x->procs, p);
@@ -168,6 +179,13 @@ static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint
 	probe_put_u16(&w, argc);
 	for (size_t i = 0, n = 0; n < argc; i += strlen(args + i) + 1, n++)
 		probe_put_str(&w, args + i);
+	if (x->o.switches) {    /* off-CPU time: the extra event 1 */
+		probe_put_u8(&w, 1);
+		probe_put_u32(&w, PROBE_EVENT_OFFCPU);
+		probe_put_u64(&w, PROBE_OFFCPU_SWITCHES |
+				  (x->o.switch_stacks ? PROBE_OFFCPU_SWITCH_STACKS : 0));
+		probe_put_str(&w, "off-cpu");
+	}
 	/* The frame's u16 flags: was kernel time sampled (wire.h). */
 	unsigned fl = PROBE_HELLO_KSTATE | (x->o.kernel ? PROBE_HELLO_KERNEL :
 		(unsigned)PROBE_HELLO_KWHY_DENIED << PROBE_HELLO_KWHY_SHIFT);
@@ -302,17 +320,25 @@ static void ensure_hello(struct outside *x, struct oproc *p, const char *comm)
 
 /* ---- records ------------------------------------------------------------ */
 
-/* tid's name is said (now, or before): 1 when it was new. */
-static int tid_seen(struct oproc *p, uint32_t tid)
+static struct otid *thread_get(struct oproc *p, uint32_t tid)
 {
 	struct otid *t;
 	HASH_FIND(hh, p->tids, &tid, sizeof tid, t);
-	if (t)
-		return 0;
-	t = xcalloc(1, sizeof(*t));
-	t->tid = tid;
-	HASH_ADD(hh, p->tids, tid, sizeof t->tid, t);
-	return 1;
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
+		t->tid = tid;
+		HASH_ADD(hh, p->tids, tid, sizeof t->tid, t);
+	}
+	return t;
+}
+
+/* tid's name is said (now, or before): 1 when it was not yet. */
+static int tid_seen(struct oproc *p, uint32_t tid)
+{
+	struct otid *t = thread_get(p, tid);
+	int was = t->named;
+	t->named = 1;
+	return !was;
 }
 
 static void send_thread(struct outside *x, uint32_t pid, uint32_t tid, const char *name)
@@ -417,12 +443,48 @@ static uint32_t kernel_frames(const struct perfring_rec *r, uint64_t *f, uint32_
 	return n;
 }
 
+/* One sample of tid in p: a SAMPLES frame of one, its frames IP first. */
+static void send_sample(struct outside *x, struct oproc *p, uint32_t tid, uint64_t time,
+			uint64_t weight, unsigned ev, const uint64_t *f, uint32_t n)
+{
+	struct probe_wbuf w;
+	uint64_t prev = 0;
+	thread_named(x, p, tid);
+	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
+	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, p->pid);
+	probe_put_u64(&w, time);
+	probe_put_uv(&w, 1);
+	probe_put_uv(&w, tid);
+	probe_put_uv(&w, 0);
+	probe_put_uv(&w, weight);
+	probe_put_uv(&w, ev);
+	probe_put_uv(&w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		probe_put_sv(&w, (int64_t)(f[i] - prev));
+		prev = f[i];
+	}
+	send(x, &w, at);
+	p->samples++;
+}
+
+/* A switch off the CPU's stack: kept until the thread is back on it. */
+static void keep_stack(struct oproc *p, uint32_t tid, const uint64_t *f, uint32_t n)
+{
+	struct otid *t = thread_get(p, tid);
+	if (!t->stack)
+		t->stack = xcalloc(PROBE_MAX_FRAMES, sizeof(*t->stack));
+	memcpy(t->stack, f, n * sizeof(*f));
+	t->nstack = n;
+	t->active = 1;
+}
+
 static void on_sample(struct outside *x, const struct perfring_rec *r)
 {
-	uint64_t f[PROBE_MAX_FRAMES], prev = 0, k[PROBE_MAX_FRAMES];
+	uint64_t f[PROBE_MAX_FRAMES], k[PROBE_MAX_FRAMES];
 	uint32_t nu, nk = x->o.kernel ? kernel_frames(r, k, PROBE_MAX_FRAMES / 2) : 0;
+	int cs = r->u.sample.cs;
 	if (r->pid == 0 || (!nk && !r->u.sample.have_regs && !perfring_user_chain(r, &nu))) {
-		x->st.dropped++;        /* idle, or a kernel thread with no kernel frames */
+		x->st.dropped += !cs;   /* idle, or a kernel thread with no kernel frames */
 		return;
 	}
 	struct oproc *p = proc_get(x, r->pid);
@@ -435,26 +497,72 @@ static void on_sample(struct outside *x, const struct perfring_rec *r)
 		n += nk;
 	}
 	if (n == 0) {
-		x->st.dropped++;
+		x->st.dropped += !cs;
 		return;
 	}
-	thread_named(x, p, r->tid);
-	struct probe_wbuf w;
-	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
-	size_t at = probe_frame_begin(&w, PROBE_F_SAMPLES, r->pid);
-	probe_put_u64(&w, r->time);
-	probe_put_uv(&w, 1);
-	probe_put_uv(&w, r->tid);
-	probe_put_uv(&w, 0);
-	probe_put_uv(&w, r->u.sample.period);
-	probe_put_uv(&w, 0);
-	probe_put_uv(&w, n);
-	for (uint32_t i = 0; i < n; i++) {
-		probe_put_sv(&w, (int64_t)(f[i] - prev));
-		prev = f[i];
+	if (cs)
+		keep_stack(p, r->tid, f, n);
+	else
+		send_sample(x, p, r->tid, r->time, r->u.sample.period, 0, f, n);
+}
+
+/*
+ * Off-CPU time, sampled as libprobe samples it (preload/offcpu.c): a wait
+ * at least a period long is a sample of its own length; shorter ones add
+ * up, and the one that brings the sum to a period is sampled with the
+ * sum, under its own stack.  So a thread that switches often makes about
+ * one sample per period of waiting, not one per switch.  all: the sum
+ * too, whatever it is (the thread's last wait).
+ */
+static void wait_add(struct outside *x, struct oproc *p, struct otid *t, uint64_t time,
+		     uint64_t ns, int all)
+{
+	static const uint64_t unseen = PROBE_FRAME_UNSEEN;
+	if (ns < x->wait_period || all) {
+		t->acc += ns;
+		if (t->acc < x->wait_period && !all)
+			return;
+		ns = t->acc;
+		t->acc = 0;
 	}
-	send(x, &w, at);
-	p->samples++;
+	if (!ns)
+		return;
+	ensure_hello(x, p, NULL);
+	if (t->nstack)
+		send_sample(x, p, t->tid, time, ns, 1, t->stack, t->nstack);
+	else
+		send_sample(x, p, t->tid, time, ns, 1, &unseen, 1);
+	x->st.waits++;
+	x->st.waits_unseen += !t->nstack;
+}
+
+/*
+ * A switch record: off the CPU, its time kept; back on, the time off is a
+ * wait, under the stack the context-switches event took as it left.  A
+ * thread first seen coming back on was off since it was born, or since
+ * the events started.
+ */
+static void on_switch(struct outside *x, const struct perfring_rec *r)
+{
+	if (r->pid == 0)
+		return;         /* the idle task (-a) */
+	struct oproc *p = proc_get(x, r->pid);
+	struct otid *t = thread_get(p, r->tid);
+	if (t->gone)
+		return;         /* its last switch, after its EXIT (-a) */
+	if (r->u.sw.out) {
+		t->out = r->time;
+		t->active = 1;
+		return;
+	}
+	uint64_t from = t->out ? t->out : t->active ? 0 : t->born ? t->born : x->start;
+	if (!t->out)
+		t->nstack = 0;  /* a stack from before a lost record: not this wait's */
+	if (from && r->time > from)
+		wait_add(x, p, t, from, r->time - from, 0);
+	t->out = 0;
+	t->nstack = 0;
+	t->active = 1;
 }
 
 static void on_comm(struct outside *x, const struct perfring_rec *r)
@@ -488,7 +596,13 @@ static void on_comm(struct outside *x, const struct perfring_rec *r)
 static void on_fork(struct outside *x, const struct perfring_rec *r)
 {
 	if (r->pid == r->u.task.ppid) {         /* a thread */
-		proc_get(x, r->pid)->threads++;
+		struct oproc *p = proc_get(x, r->pid);
+		struct otid *t = thread_get(p, r->tid);
+		p->threads++;
+		t->born = r->time;      /* a new thread (its tid may be reused) */
+		t->active = t->gone = 0;
+		t->out = t->acc = 0;
+		t->nstack = 0;
 		return;
 	}
 	struct oproc *parent = proc_get(x, r->u.task.ppid), *c;
@@ -501,6 +615,7 @@ static void on_fork(struct outside *x, const struct perfring_rec *r)
 	c->ppid = r->u.task.ppid;
 	memcpy(c->comm, parent->comm, sizeof c->comm);
 	c->seeded = parent->seeded;     /* else read in /proc at its first sample */
+	thread_get(c, r->tid)->born = r->time;
 	maps_clear(c);
 	for (size_t i = 0; i < parent->nmaps; i++) {
 		c->maps = xgrow(c->maps, &c->cap, c->nmaps + 1, sizeof(*c->maps));
@@ -527,10 +642,26 @@ static void purge_exited(struct outside *x, uint64_t now)
 			proc_drop(x, p);
 }
 
+/* A thread's end: its waits' sum not yet sampled is, and it waits no more. */
+static void thread_ends(struct outside *x, struct oproc *p, uint32_t tid, uint64_t time)
+{
+	struct otid *t;
+	HASH_FIND(hh, p->tids, &tid, sizeof tid, t);
+	if (!t)
+		return;
+	if (t->acc)
+		wait_add(x, p, t, time, 0, 1);
+	t->gone = 1;
+	t->out = 0;
+	t->nstack = 0;
+}
+
 static void on_exit_rec(struct outside *x, const struct perfring_rec *r)
 {
 	struct oproc *p;
 	HASH_FIND(hh, x->procs, &r->pid, sizeof r->pid, p);
+	if (p && !p->exited)
+		thread_ends(x, p, r->tid, r->time);
 	if (p && r->pid == r->tid && !p->exited) {
 		if (p->exec_pending)    /* exec'd, and ended before any sample */
 			ensure_hello(x, p, NULL);
@@ -583,7 +714,58 @@ void outside_record(struct outside *x, const struct perfring_rec *r)
 	case PERFRING_THROTTLE:
 		on_lost(x, r);
 		break;
+	case PERFRING_SWITCH:
+		on_switch(x, r);
+		break;
 	}
+}
+
+/* Each thread still off the CPU: its wait until now, and every sum left. */
+void outside_flush(struct outside *x, uint64_t now)
+{
+	struct oproc *p, *ptmp;
+	struct otid *t, *ttmp;
+	if (!x->o.switches)
+		return;
+	HASH_ITER(hh, x->procs, p, ptmp) {
+		if (p->exited)
+			continue;
+		HASH_ITER(hh, p->tids, t, ttmp) {
+			if (t->gone)
+				continue;
+			if (t->out && now > t->out)
+				wait_add(x, p, t, t->out, now - t->out, 1);
+			else if (t->acc)
+				wait_add(x, p, t, now, 0, 1);
+			t->out = 0;
+		}
+	}
+}
+
+/*
+ * tid, asked for, that no record came from: off the CPU since the events
+ * started (a thread that runs switches, and is sampled), where no stack
+ * was taken.
+ */
+void outside_idle(struct outside *x, uint32_t tid, uint64_t now)
+{
+	char rel[64], st[4096];
+	unsigned pid;
+	snprintf(rel, sizeof rel, "task/%u/status", tid);
+	const char *tg = proc_read(tid, rel, st, sizeof st) ? strstr(st, "\nTgid:") : NULL;
+	if (!x->o.switches || !tg || sscanf(tg, "\nTgid: %u", &pid) != 1 || now <= x->start)
+		return;
+	struct oproc *p = proc_get(x, pid);
+	struct otid *t = thread_get(p, tid);
+	if (t->active || t->gone || p->exited)
+		return;
+	t->active = 1;
+	wait_add(x, p, t, x->start, now - x->start, 1);
+}
+
+void outside_started(struct outside *x, uint64_t now)
+{
+	x->start = now;
 }
 
 struct outside *outside_new(const struct perfring_opts *o, const char *event_name,
@@ -595,6 +777,12 @@ struct outside *outside_new(const struct perfring_opts *o, const char *event_nam
 	x->emit = emit;
 	x->ctx = ctx;
 	x->buf = xmalloc(PROBE_FRAME_MAX);
+	x->start = mono_ns();
+	/* Off-CPU ns per sample: the event's period in ns where it has one. */
+	int clock = o->type == PERF_TYPE_SOFTWARE && (o->config == PERF_COUNT_SW_CPU_CLOCK ||
+						      o->config == PERF_COUNT_SW_TASK_CLOCK);
+	x->wait_period = o->freq && o->value ? 1000000000ull / o->value :
+			 !o->freq && clock && o->value ? o->value : 1000000ull;
 	return x;
 }
 

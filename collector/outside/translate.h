@@ -51,8 +51,17 @@ struct outside_stats {
 	uint64_t dropped;       /* samples with no user frames */
 	uint64_t dwarf, fp;     /* stacks from the copy's walk, from the chain */
 	uint64_t truncated;     /* ... of the first, cut by the copy's size */
+	uint64_t waits;         /* off-CPU samples (switches) */
+	uint64_t waits_unseen;  /* ... with no stack ([stack unknown]) */
 };
 void outside_stats(const struct outside *x, struct outside_stats *st);
+/* When the events started counting (off-CPU time counts from there). */
+void outside_started(struct outside *x, uint64_t now);
+/* At the end: each wait still going, until now, and every sum left. */
+void outside_flush(struct outside *x, uint64_t now);
+/* At the end: tid, a thread asked for that no record came from, waited
+ * since the start, no stack known. */
+void outside_idle(struct outside *x, uint32_t tid, uint64_t now);
 /* The processes seen (a record, a fork) whose EXIT has not come. */
 size_t outside_live(const struct outside *x);
 

@@ -200,6 +200,14 @@ enum probe_unprof_reason {
 #define PROBE_OFFCPU_CLOCKS 0x2u    /* the rest: wall minus CPU time */
 #define PROBE_OFFCPU_WAKES 0x4u     /* calls that wake a waiter (unlock, signal) */
 /*
+ * Sampled from outside (probe record -p --off-cpu): every switch off the
+ * CPU and back, timed by the kernel's switch records; with _STACKS each
+ * under the stack where the thread left the CPU (a context-switches
+ * event), else PROBE_FRAME_UNSEEN.
+ */
+#define PROBE_OFFCPU_SWITCHES 0x8u
+#define PROBE_OFFCPU_SWITCH_STACKS 0x10u
+/*
  * The type of HELLO's last extra event with --alloc (after off-cpu's):
  * allocations sampled by bytes, each sample weighted with the size in
  * bytes that its allocation asked for, its stack where it was allocated.
