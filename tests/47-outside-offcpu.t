@@ -101,9 +101,12 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && [ "$par" -ge 2 ]; then
 	fifths "$T/tid"
 	ok $? "as nobody: each thread's wall time in full still: $(tid_shares "$T/tid" | tr '\n' ' ')"
 	as_nobody "$PROBE" report "$T/n.probe" >"$T/rep" 2>&1
-	un=$(unknown_share "$T/rep")
-	within "${un:-0}" 60 1.5 && grep -q "^# off-cpu: .*with no stack" "$T/rep"
-	ok $? "as nobody: the waits of three threads, no stack: [stack unknown] ${un:-none} % (want 60)"
+	# Every wait without its stack: three threads' whole wall time, and
+	# the spinners' time preempted (more on a loaded machine).
+	un=$(unknown_share "$T/rep") off=$(total_share "$T/rep" "[off-cpu]")
+	within "${un:-0}" "${off:-x}" 0.02 && [ "$(awk -v u="${un:-0}" 'BEGIN { print (u >= 58.5) }')" = 1 ] &&
+		grep -q "^# off-cpu: .*with no stack" "$T/rep"
+	ok $? "as nobody: every wait without a stack: [stack unknown] ${un:-none} % of [off-cpu]'s ${off:-none} % (three blocked threads: >= 58.5)"
 	kill "$W"
 	wait "$W" 2>/dev/null
 	W=
