@@ -7,7 +7,8 @@
 #     stack copy walked with .eh_frame: a frame-pointer walk reaches none);
 #   - a stack deeper than the copy: marked [truncated], the header's share;
 #   - a Go program (go_hot: hotA 75 %, hotB 25 %, under main.main; a
-#     stripped build still named from .gopclntab), skipped without Go;
+#     stripped build still named from .gopclntab, inlined calls and lines
+#     too), skipped without Go;
 #   - probe record -p on a running program (gt_waiters): the spinning
 #     threads' shares, the target untouched (its read() and nanosleep()
 #     threads see no EINTR and no early return, its thread count is its
@@ -16,7 +17,7 @@
 #   - probe agent -p: the running process's pprof profile (go tool pprof);
 #   - refusals, said with what would allow them; probe record -a as root.
 . "$(dirname "$0")/lib.sh"
-plan 32
+plan 33
 W=
 trap '[ -n "$W" ] && kill "$W" 2>/dev/null; rm -rf "$T"' EXIT
 
@@ -66,17 +67,17 @@ if command -v go >/dev/null 2>&1; then
 	done
 	if [ -x "$T/go_hot" ] && [ -x "$T/go_hot_s" ]; then
 		"$PROBE" record -q -o "$T/go.probe" -- "$T/go_hot" 400 >/dev/null 2>"$T/err"
-		"$PROBE" report "$T/go.probe" >"$T/rep" 2>&1
-		# Of the two leaves' samples (the runtime's, ~0.5 %, would bias a
-		# share of all): binom_tol for one check (hotB's is its complement),
-		# a false failure in fewer than 1 run of 1,000.
-		set -- $(awk '!/^#/ && ($4 == "main.hotA" || $4 == "main.hotB") && !($4 in c) { c[$4] = $3 }
-			END { print c["main.hotA"] + 0, c["main.hotB"] + 0 }' "$T/rep")
+		"$PROBE" report --format folded "$T/go.probe" >"$T/folded" 2>&1
+		# Of the two functions' samples, step inlined in them included (the
+		# runtime's, ~0.5 %, would bias a share of all): binom_tol for one
+		# check (hotB's is its complement), a false failure in fewer than 1
+		# run of 1,000.
+		set -- $(awk '/;main\.hotA(;| )/ { a += $NF } /;main\.hotB(;| )/ { b += $NF }
+			END { print a + 0, b + 0 }' "$T/folded")
 		n=$(($1 + $2))
 		a=$(awk -v x="$1" -v n="$n" 'BEGIN { if (n) printf "%.2f", 100 * x / n }')
 		share_ok "${a:-x}" 75 "$n"
-		ok $? "Go: main.hotA ${a:-none} % of the two leaves' $n samples (want 75 +-$(binom_tol "${n:-1}" 0.75))"
-		"$PROBE" report --format folded "$T/go.probe" >"$T/folded" 2>&1
+		ok $? "Go: main.hotA ${a:-none} % of the two functions' $n samples (want 75 +-$(binom_tol "${n:-1}" 0.75))"
 		set -- $(awk '{ n += $NF } /;main\.main;main\.hot[AB]/ { m += $NF } END { print n + 0, m + 0 }' "$T/folded")
 		[ "$1" -gt 0 ] && [ "$2" -ge "$(binom_min "$1" 0.97)" ]
 		ok $? "Go: $2 of $1 stacks run main.main -> main.hotA/B (frameless leaves walked by .gopclntab)"
@@ -84,11 +85,20 @@ if command -v go >/dev/null 2>&1; then
 		"$PROBE" report --format folded "$T/gos.probe" >"$T/folded" 2>&1
 		grep -q ";runtime\.main;main\.main;main\.hotA " "$T/folded"
 		ok $? "Go stripped (-s -w): named from .gopclntab: $(sort -t' ' -k2 -nr "$T/folded" | head -n 1)"
+		# main.step, inlined in both (no DWARF): .gopclntab's inline tree
+		# names it, its pcln table gives its line (main.go:22) and the call
+		# sites' (28, in hotA; 35, in hotB).
+		"$PROBE" report --sort srcline "$T/gos.probe" >"$T/rep" 2>&1
+		grep -q ";main\.main;main\.hotA;main\.step \[inlined\] " "$T/folded" &&
+			grep -q ";main\.main;main\.hotB;main\.step \[inlined\] " "$T/folded" &&
+			[ "$(awk '!/^#/ && NF { print $4; exit }' "$T/rep")" = main.go:22 ] &&
+			grep -Eq " main\.go:28$" "$T/rep" && grep -Eq " main\.go:35$" "$T/rep"
+		ok $? "Go stripped: an inlined function named, with its lines, from .gopclntab: $(grep -c 'main\.step \[inlined\]' "$T/folded") stacks; $(awk '!/^#/ && NF { printf "%s ", $4 }' "$T/rep" | cut -c1-60)"
 	else
-		for i in 1 2 3; do skip "go build failed: $(head -n 1 "$T/goerr")"; done
+		for i in 1 2 3 4; do skip "go build failed: $(head -n 1 "$T/goerr")"; done
 	fi
 else
-	for i in 1 2 3; do skip "no Go toolchain (golang-go): the Go checks need one"; done
+	for i in 1 2 3 4; do skip "no Go toolchain (golang-go): the Go checks need one"; done
 fi
 
 # ---- probe record -p on a running program --------------------------------

@@ -15,6 +15,12 @@
  *     its entry and name (pointing into img; NUL-terminated within it).
  *   - gopcln_sp(): the frame's size at vaddr in it (bytes below the return
  *     address the function has pushed there), from its pcsp table.
+ *   - gopcln_frames(): the functions at vaddr, innermost first: each call
+ *     inlined there (the function's inline tree, FUNCDATA_InlTree, indexed
+ *     by PCDATA_InlTreeIndex; its base, moduledata.gofunc, found once in
+ *     the data), then the function itself, each with its source position
+ *     (pcfile, pcln): what DWARF would say, in a binary without it.  Its
+ *     count (at least 1), or 0 when no function holds vaddr.
  *   - gopcln_outermost(): a function no Go stack goes above (goexit,
  *     mstart, rt0_go): the walk ends there.
  */
@@ -30,6 +36,19 @@ struct gopcln {
 	uint8_t quantum;
 	uint64_t nfunc, text;           /* the functions' count, textStart */
 	const uint8_t *names, *pctab, *functab;
+	const uint8_t *cutab, *filetab; /* NULL: positions not known */
+	const uint8_t *img;             /* the whole file */
+	size_t size;
+	uint64_t addr;                  /* .gopclntab's file address */
+	uint64_t gofunc;                /* moduledata.gofunc (0: not found) */
+	int gofunc_tried;
+};
+
+struct gopcln_frame {
+	const char *name;               /* into the image */
+	const char *file;               /* NULL: not known */
+	unsigned line;                  /* 0: not known */
+	int inlined;
 };
 
 struct gofunc {
@@ -45,5 +64,6 @@ int gopcln_at(const struct gopcln *g, uint64_t i, struct gofunc *f);
 int gopcln_find(const struct gopcln *g, uint64_t vaddr, struct gofunc *f);
 int gopcln_sp(const struct gopcln *g, const struct gofunc *f, uint64_t vaddr, int32_t *sp);
 int gopcln_outermost(const struct gofunc *f);
+size_t gopcln_frames(struct gopcln *g, uint64_t vaddr, struct gopcln_frame *out, size_t max);
 
 #endif

@@ -60,6 +60,8 @@ struct cu_scopes {
 	size_t n, cap;
 };
 
+#define RESOLVE_GO_MAX 64        /* inline depth read from .gopclntab */
+
 struct symobj {
 	UT_hash_handle hh;
 	unsigned char *key;     /* its identity (symcache_get) */
@@ -82,6 +84,9 @@ struct symobj {
 	size_t dw_bidlen;
 	int dw_tried, dw_fd;
 	Elf *dw_elf;
+	int go;                 /* dw_path is a Go binary without DWARF: its
+				   .gopclntab gives inline frames and lines */
+	struct gopcln *gp;      /* ... opened at the first question */
 	Dwarf *dw;
 	struct cu_range *cus;
 	uint64_t *cu_maxend;
@@ -120,6 +125,7 @@ static void obj_free(struct symobj *o)
 	free(o->dw_path);
 	if (o->dw)
 		dwarf_end(o->dw);
+	free(o->gp);
 	if (o->dw_elf)
 		elf_end(o->dw_elf);
 	if (o->dw_fd >= 0)
@@ -201,6 +207,14 @@ static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *
 	y->weak = bind == STB_WEAK;
 	y->global = bind == STB_GLOBAL;
 	y->sized = size != 0;
+}
+
+static int has_gopclntab(Elf *e)
+{
+	size_t size = 0;
+	const char *img = elf_rawfile(e, &size);
+	struct gopcln g;
+	return img && gopcln_open(&g, (const uint8_t *)img, size) == 0;
 }
 
 /* The functions of a Go binary's .gopclntab (gopclntab.h); how many. */
@@ -700,11 +714,13 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 	}
 	read_plt(o, e);
 	read_fdes(o, e);
-	/* DWARF: in the file itself, else in its debug file. */
+	/* DWARF: in the file itself, else in its debug file; else Go's table. */
 	if (has_debug_info(e))
 		o->dw_path = xstrdup(path);
 	else if (de && has_debug_info(de))
 		o->dw_path = xstrdup(dpath);
+	else if (has_gopclntab(e))
+		o->dw_path = xstrdup(path), o->go = 1;
 	if (use_len <= sizeof(o->dw_bid)) {
 		memcpy(o->dw_bid, use_bid, use_len);
 		o->dw_bidlen = use_len;
@@ -1226,10 +1242,33 @@ static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwa
 	return scope_walk(&chain[0], vaddr, chain, 1, max, 1, 0);
 }
 
+/* A Go binary without DWARF: what its .gopclntab says (gopclntab.h). */
+static size_t go_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
+			   size_t max)
+{
+	struct gopcln_frame f[RESOLVE_GO_MAX];
+	size_t size = 0;
+	const char *img = o->dw_elf ? elf_rawfile(o->dw_elf, &size) : NULL;
+	if (!o->gp && img) {
+		o->gp = xcalloc(1, sizeof(*o->gp));
+		if (gopcln_open(o->gp, (const uint8_t *)img, size) < 0)
+			o->gp->p = NULL;
+	}
+	if (!o->gp || !o->gp->p)
+		return 0;
+	size_t n = gopcln_frames(o->gp, vaddr, f, max < RESOLVE_GO_MAX ? max : RESOLVE_GO_MAX);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct src_frame){ f[i].name[0] ? f[i].name : NULL, f[i].file,
+					     f[i].line, f[i].inlined };
+	return n;
+}
+
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max)
 {
-	if (max == 0 || !dwarf_ready(o) || !o->ncus)
+	if (max == 0)
 		return 0;
+	if (!dwarf_ready(o) || !o->ncus)
+		return o->go ? go_srcframes(o, vaddr, out, max) : 0;
 	struct cu_range *r = cu_of(o, vaddr);
 	if (!r)
 		return 0;
