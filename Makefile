@@ -146,6 +146,18 @@ $(LIBPROBE_OFFCPU_ALLOC): $(PRELOAD_OBJ) $(BUILD)/libprobe-offcpu-alloc.map
 	$(CC) -shared -o $@ $(PRELOAD_OBJ) -Wl,--version-script=$(BUILD)/libprobe-offcpu-alloc.map \
 		-Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
+# The man pages, made from each command's -h (scripts/gen-man): probe help
+# CMD shows them, from beside the binary (build/man) or where installed.
+MAN_CMDS := record report top diff list agent
+MANPAGES := $(BUILD)/man/probe.1 $(patsubst %,$(BUILD)/man/probe-%.1,$(MAN_CMDS))
+all: $(MANPAGES)
+$(BUILD)/man/probe.1: $(PROBE) scripts/gen-man
+	@mkdir -p $(@D)
+	scripts/gen-man $(PROBE) "" >$@.tmp && mv $@.tmp $@
+$(BUILD)/man/probe-%.1: $(PROBE) scripts/gen-man
+	@mkdir -p $(@D)
+	scripts/gen-man $(PROBE) $* >$@.tmp && mv $@.tmp $@
+
 $(PROBE): $(COLLECTOR_OBJ)
 	$(CC) $(SAN) -o $@ $(COLLECTOR_OBJ) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
 
@@ -298,8 +310,11 @@ fuzz: deps
 	$(FUZZ_BUILD)/fuzz_elf -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 		$(FUZZ_BUILD)/corpus/elf
 
-install: $(LIBPROBES) $(PROBE)
+install: $(LIBPROBES) $(PROBE) $(MANPAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/probe
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 scripts/probe.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/probe
 	install -m 0755 $(PROBE) $(DESTDIR)$(PREFIX)/bin/probe
 	install -m 0644 $(LIBPROBE) $(DESTDIR)$(PREFIX)/lib/probe/libprobe.so
 	install -m 0644 $(LIBPROBE_OFFCPU) $(DESTDIR)$(PREFIX)/lib/probe/libprobe-offcpu.so

@@ -9,11 +9,16 @@
  *
  * The general usage is made of each command's own synopsis (the lines of
  * its -h up to the first blank one), so that the two cannot disagree;
- * probe help CMD prints what probe CMD -h prints.
+ * probe help CMD shows CMD's man page on a terminal (made from its -h by
+ * scripts/gen-man), as perf help does; elsewhere, or with no page or no
+ * man, it prints what probe CMD -h prints.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "diff.h"
@@ -86,14 +91,48 @@ static void usage(FILE *out)
 		"what changed between two recordings; probe list shows the events\n"
 		"this machine can sample; probe agent profiles every program started\n"
 		"with LD_PRELOAD=libprobe.so, for Pyroscope, Parca or go tool pprof.\n"
-		"'probe help CMD' (the same as 'probe CMD -h') says what each option does.\n");
+		"'probe help CMD' shows CMD's manual page (probe-CMD(1)); 'probe CMD -h'\n"
+		"says what each of its options does.\n");
+}
+
+/*
+ * page's man page (probe-record.1), shown by man -l: 0, or -1 when stdout
+ * is not a terminal, no page is found beside the binary (the build tree's
+ * man/, or ../share/man/man1 where installed), or man cannot run.
+ */
+static int show_man(const char *page)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (!isatty(STDOUT_FILENO) || n <= 0)
+		return -1;
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;
+	static const char *const dirs[] = { "man", "../share/man/man1" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s/%s.1", exe, dirs[i], page);
+		if (access(path, R_OK) != 0)
+			continue;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execlp("man", "man", "-l", path, (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		if (pid < 0 || waitpid(pid, &st, 0) < 0)
+			return -1;
+		return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	}
+	return -1;
 }
 
 /* probe help [CMD]: CMD's own help, or the general one. */
 static int help(int argc, char **argv)
 {
 	if (argc < 3) {
-		usage(stdout);
+		if (show_man("probe") < 0)
+			usage(stdout);
 		return 0;
 	}
 	const struct command *c = command_named(argv[2]);
@@ -102,7 +141,10 @@ static int help(int argc, char **argv)
 			  "top, diff, list and agent", argv[2]);
 		return 2;
 	}
-	c->usage(stdout);
+	char page[64];
+	snprintf(page, sizeof page, "probe-%s", c->name);
+	if (show_man(page) < 0)
+		c->usage(stdout);
 	return 0;
 }
 
