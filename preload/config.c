@@ -4,7 +4,7 @@
  *   PROBE_SOCKET  collector's Unix socket; unreachable: a file; unset: the
  *                 socket of a `probe top` without a command, when one
  *                 listens in this user's private directory, else a file
- *                 (output.c)
+ *                 (conn.c)
  *   PROBE_OUTPUT  the file ("./probe.data" when unset)
  *   PROBE_APPEND  internal: set by libprobe for its descendants so that an
  *                 exec'd child appends to its ancestor's file

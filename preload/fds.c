@@ -20,7 +20,7 @@
  * closes every descriptor (a loop over close(), close_range(3, ~0U, 0),
  * closefrom(3)) gets success and keeps our few: to it they are as closed as
  * the ones it never opened.  What still gets past (a raw close_range
- * system call; dup2 onto one of ours) is noticed by output.c, which checks
+ * system call; dup2 onto one of ours) is noticed by conn.c, which checks
  * its descriptor before every write and reconnects.
  *
  * In a vfork child or a child forked without our atfork handlers (see

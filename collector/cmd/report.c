@@ -1,6 +1,6 @@
 /*
  * report.c - `probe report`: options, reading a recording through the one
- * decoder (wire_decode.h), then one of the formats (report_fmt.h).
+ * decoder (wire_decode.h), then one of the formats (format.h).
  *
  * The file is read through the same frame splitter as a live socket, a
  * buffer at a time: memory is bounded by the tables, not the file size.

@@ -5,7 +5,7 @@
 #include "inuse.h"
 
 #include <stdlib.h>
-#include <uthash.h>
+#include "hashtab.h"
 
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* report_common.c - see report_fmt.h: header lines, percentages, keys. */
+/* common.c - what every format shares (format.h): header lines, percentages, keys. */
 #include "format.h"
 #include "inuse.h"
 #include "flame.h"

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <uthash.h>
+#include "hashtab.h"
 
 #include "ingest.h"
 #include "jitrule.h"

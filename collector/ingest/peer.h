@@ -55,7 +55,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include <uthash.h>
+#include "hashtab.h"
 
 #include "probe/wire.h"
 

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#include <uthash.h>
+#include "hashtab.h"
 
 #include "cfi_learn.h"
 #include "elfmap.h"

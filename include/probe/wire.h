@@ -28,7 +28,7 @@
  *
  * Only encoding helpers live here (static inline, async-signal-safe: they
  * touch nothing but the buffer they are given).  The one decoder is
- * collector/wire_decode.[ch].
+ * collector/data/wire_decode.[ch].
  */
 #ifndef PROBE_WIRE_H
 #define PROBE_WIRE_H
