@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "probe/events.h"
 
 struct probe_config probe_cfg;
 
@@ -96,38 +97,9 @@ void probe_msg(const char *fmt, ...)
 	(void)r;
 }
 
-struct event_name {
-	const char *name;
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct event_name events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS },
-	{ "emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES },
-	{ "stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
-	{ "stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES },
-};
+/* The events probe knows by name: the collector's table (include/probe/events.h). */
+static const struct probe_event_def events[] = PROBE_EVENT_DEFS;
+#define NEVENTS (sizeof events / sizeof events[0])
 
 #define DEFAULT_FREQ 999u
 
@@ -146,17 +118,26 @@ static uint64_t parse_u64(const char *s)
 	return v;
 }
 
-static void set_event(const struct event_name *e)
+/* e, under the name it was asked by (perf's name, or its alias). */
+static void set_event(const struct probe_event_def *e, const char *name)
 {
-	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", e->name);
+	snprintf(probe_cfg.event_name, sizeof probe_cfg.event_name, "%s", name);
 	probe_cfg.type = e->type;
 	probe_cfg.config = e->config;
 	probe_cfg.config1 = probe_cfg.config2 = 0;     /* PROBE_EVENT_ATTR's */
 }
 
+static const struct probe_event_def *cpu_clock(void)
+{
+	for (size_t i = 0; i < NEVENTS; i++)
+		if (events[i].type == PERF_TYPE_SOFTWARE && events[i].config == PERF_COUNT_SW_CPU_CLOCK)
+			return &events[i];
+	return &events[0];      /* not reached: the table has it */
+}
+
 void probe_config_fallback_cpu_clock(void)
 {
-	set_event(&events[0]);
+	set_event(cpu_clock(), "cpu-clock");
 }
 
 static int read_event_attr(const char *name);
@@ -165,12 +146,14 @@ static void read_event(void)
 {
 	const char *s = getenv("PROBE_EVENT");
 
-	set_event(&events[0]);
+	set_event(cpu_clock(), "cpu-clock");
 	if (!s || !*s || read_event_attr(s))
 		return;
-	for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-		if (strcmp(s, events[i].name) == 0) {
-			set_event(&events[i]);
+	/* The names libprobe takes (record 1; the others come as an attr). */
+	for (size_t i = 0; i < NEVENTS; i++) {
+		if (events[i].record == 1 && (strcmp(s, events[i].name) == 0 ||
+		    (events[i].alias && strcmp(s, events[i].alias) == 0))) {
+			set_event(&events[i], s);
 			return;
 		}
 	}

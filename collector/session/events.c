@@ -1,5 +1,6 @@
 /* events.c - see events.h. */
 #include "events.h"
+#include "probe/events.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,52 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define HWC(id, op, res) ((uint64_t)(id) | (uint64_t)(op) << 8 | (uint64_t)(res) << 16)
-#define SW PERF_TYPE_SOFTWARE
-#define HW PERF_TYPE_HARDWARE
-#define HC PERF_TYPE_HW_CACHE
-
-/* record: 1 libprobe knows the name (config.c), 2 it takes the attr. */
-static const struct event_def defs[] = {
-	{ "alignment-faults", NULL, SW, PERF_COUNT_SW_ALIGNMENT_FAULTS, 1 },
-	{ "bpf-output", NULL, SW, PERF_COUNT_SW_BPF_OUTPUT, 0 },
-	{ "cgroup-switches", NULL, SW, 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */, 2 },
-	{ "context-switches", "cs", SW, PERF_COUNT_SW_CONTEXT_SWITCHES, 1 },
-	{ "cpu-clock", NULL, SW, PERF_COUNT_SW_CPU_CLOCK, 1 },
-	{ "cpu-migrations", "migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS, 1 },
-	{ "dummy", NULL, SW, PERF_COUNT_SW_DUMMY, 0 },
-	{ "emulation-faults", NULL, SW, PERF_COUNT_SW_EMULATION_FAULTS, 1 },
-	{ "major-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ, 1 },
-	{ "minor-faults", NULL, SW, PERF_COUNT_SW_PAGE_FAULTS_MIN, 1 },
-	{ "page-faults", "faults", SW, PERF_COUNT_SW_PAGE_FAULTS, 1 },
-	{ "task-clock", NULL, SW, PERF_COUNT_SW_TASK_CLOCK, 1 },
-	{ "branch-instructions", "branches", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 1 },
-	{ "branch-misses", NULL, HW, PERF_COUNT_HW_BRANCH_MISSES, 1 },
-	{ "bus-cycles", NULL, HW, PERF_COUNT_HW_BUS_CYCLES, 1 },
-	{ "cache-misses", NULL, HW, PERF_COUNT_HW_CACHE_MISSES, 1 },
-	{ "cache-references", NULL, HW, PERF_COUNT_HW_CACHE_REFERENCES, 1 },
-	{ "cpu-cycles", "cycles", HW, PERF_COUNT_HW_CPU_CYCLES, 1 },
-	{ "instructions", NULL, HW, PERF_COUNT_HW_INSTRUCTIONS, 1 },
-	{ "ref-cycles", NULL, HW, PERF_COUNT_HW_REF_CPU_CYCLES, 1 },
-	{ "stalled-cycles-backend", "idle-cycles-backend", HW,
-	  PERF_COUNT_HW_STALLED_CYCLES_BACKEND, 1 },
-	{ "stalled-cycles-frontend", "idle-cycles-frontend", HW,
-	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, 1 },
-	{ "L1-dcache-loads", NULL, HC, HWC(0, 0, 0), 2 },
-	{ "L1-dcache-load-misses", NULL, HC, HWC(0, 0, 1), 2 },
-	{ "L1-dcache-stores", NULL, HC, HWC(0, 1, 0), 2 },
-	{ "L1-icache-load-misses", NULL, HC, HWC(1, 0, 1), 2 },
-	{ "LLC-loads", NULL, HC, HWC(2, 0, 0), 2 },
-	{ "LLC-load-misses", NULL, HC, HWC(2, 0, 1), 2 },
-	{ "LLC-stores", NULL, HC, HWC(2, 1, 0), 2 },
-	{ "LLC-store-misses", NULL, HC, HWC(2, 1, 1), 2 },
-	{ "dTLB-loads", NULL, HC, HWC(3, 0, 0), 2 },
-	{ "dTLB-load-misses", NULL, HC, HWC(3, 0, 1), 2 },
-	{ "iTLB-loads", NULL, HC, HWC(4, 0, 0), 2 },
-	{ "iTLB-load-misses", NULL, HC, HWC(4, 0, 1), 2 },
-	{ "branch-loads", NULL, HC, HWC(5, 0, 0), 2 },
-	{ "branch-load-misses", NULL, HC, HWC(5, 0, 1), 2 },
-};
+/* The table both sides share (include/probe/events.h). */
+static const struct event_def defs[] = PROBE_EVENT_DEFS;
 
 const struct event_def *events_table(size_t *n)
 {

@@ -39,12 +39,8 @@ struct event_spec {
 	uint64_t config, config1, config2;
 };
 
-struct event_def {
-	const char *name, *alias;       /* alias: perf's "NAME OR ALIAS", or NULL */
-	uint32_t type;
-	uint64_t config;
-	int record;                     /* probe record -e takes it */
-};
+#include "probe/events.h"
+#define event_def probe_event_def       /* the shared table's entries */
 
 int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errlen);
 int event_kernel_refused(void);
