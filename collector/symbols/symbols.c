@@ -1,5 +1,11 @@
-/* symbols.c - see symbols.h. */
-#include "symbols.h"
+/*
+ * symbols.c - symbols.h's cache of objects, each loaded once: its function
+ * symbols (.symtab, a debug file's, .dynsym with MiniDebugInfo, or Go's
+ * .gopclntab), PLT stubs and .eh_frame ranges, and the lookup by address.
+ * Debug files are found in debugfile.c; DWARF's inline frames and lines
+ * are read in dwarf_lines.c; symobj.h is what the three share.
+ */
+#include "symobj.h"
 #include "gopclntab.h"
 #include "kallsyms.h"
 #include "ehframe.h"
@@ -22,87 +28,6 @@
 
 #include "hashtab.h"
 #include "util.h"
-
-struct sym {
-	uint64_t addr, end;
-	const char *name;       /* in the object's arena */
-	uint32_t idx;           /* order read: the last tie-break, as perf */
-	uint8_t weak, global;
-	uint8_t sized;          /* st_size was not 0 */
-};
-
-struct cu_range {
-	uint64_t lo, hi;
-	Dwarf_Die cu;
-	uint32_t unit;          /* its compile unit: index into symobj.units */
-};
-
-/*
- * One address range of a DIE that scope_chain() may pick first in a compile
- * unit: a subprogram, inlined subroutine or entry point (or a lexical, try
- * or catch block) that is a child of the unit, or of the namespaces, modules
- * and classes it holds.  order is the DIE's place in that walk (pre-order):
- * of those containing an address, the one with the lowest order is what the
- * walk would find.
- */
-struct scope_ent {
-	uint64_t lo, hi;
-	uint32_t order;
-	uint8_t block;          /* a lexical, try or catch block */
-	Dwarf_Die die;
-};
-
-/* A compile unit's scope_ents sorted by lo, built on first use. */
-struct cu_scopes {
-	int built;
-	struct scope_ent *ents;
-	uint64_t *maxend;       /* maxend[i] = max(hi of ents[0..i]) */
-	size_t n, cap;
-};
-
-#define RESOLVE_GO_MAX 64        /* inline depth read from .gopclntab */
-
-struct symobj {
-	UT_hash_handle hh;
-	unsigned char *key;     /* its identity (symcache_get) */
-	size_t keylen;
-	struct sym *syms;
-	uint64_t *maxend;       /* maxend[i] = max(end of syms[0..i]) */
-	size_t nsyms, cap;
-	char **arena;           /* blocks holding the names */
-	size_t narena, arena_cap;
-	char *cur;              /* free space in the last block */
-	size_t cur_left;
-	uint32_t next_idx;
-	struct ehf_range *fdes; /* .eh_frame's function ranges, sorted */
-	size_t nfdes;
-	unsigned sources;       /* SYMSRC_* bits */
-	const char *loading;    /* the path being loaded, for messages */
-	/* DWARF: opened on first use from dw_path (the file or its debug file). */
-	char *dw_path;
-	uint8_t dw_bid[64];     /* ... and the build-id it must still have */
-	size_t dw_bidlen;
-	int dw_tried, dw_fd;
-	Elf *dw_elf;
-	int go;                 /* dw_path is a Go binary without DWARF: its
-				   .gopclntab gives inline frames and lines */
-	struct gopcln *gp;      /* ... opened at the first question */
-	Dwarf *dw;
-	struct cu_range *cus;
-	uint64_t *cu_maxend;
-	size_t ncus, cus_cap;
-	struct cu_scopes *units;    /* per compile unit with addresses */
-	size_t nunits, units_cap;
-};
-
-struct symcache {
-	struct symobj *objs;
-	int elf_ready;
-	const char *debug_root;
-	struct kallsyms *ksyms; /* loaded at the first kernel address */
-	int ksyms_tried;
-};
-
 struct symcache *symcache_new(void)
 {
 	struct symcache *c = xcalloc(1, sizeof(*c));
@@ -242,7 +167,7 @@ static size_t read_gopclntab(struct symobj *o, Elf *e)
  */
 #define SYMTAB_MAX (1ull << 30)
 
-static size_t read_syms(struct symobj *o, Elf *e, unsigned type)
+size_t sym_read_table(struct symobj *o, Elf *e, unsigned type)
 {
 	size_t before = o->nsyms;
 	Elf_Scn *scn = NULL;
@@ -299,7 +224,7 @@ static size_t read_syms(struct symobj *o, Elf *e, unsigned type)
 	return o->nsyms - before;
 }
 
-static Elf_Scn *find_section(Elf *e, const char *want, GElf_Shdr *out)
+Elf_Scn *sym_find_section(Elf *e, const char *want, GElf_Shdr *out)
 {
 	size_t shstrndx;
 	if (elf_getshdrstrndx(e, &shstrndx) != 0)
@@ -330,13 +255,13 @@ static void read_plt(struct symobj *o, Elf *e)
 	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
 		return;
 	GElf_Shdr rsh, psh, dsh;
-	Elf_Scn *rscn = find_section(e, ".rela.plt", &rsh);
+	Elf_Scn *rscn = sym_find_section(e, ".rela.plt", &rsh);
 	if (!rscn || rsh.sh_type != SHT_RELA || rsh.sh_entsize == 0)
 		return;
 	uint64_t first;
-	if (find_section(e, ".plt.sec", &psh) && psh.sh_type == SHT_PROGBITS) {
+	if (sym_find_section(e, ".plt.sec", &psh) && psh.sh_type == SHT_PROGBITS) {
 		first = psh.sh_addr;
-	} else if (find_section(e, ".plt", &psh) && psh.sh_type == SHT_PROGBITS) {
+	} else if (sym_find_section(e, ".plt", &psh) && psh.sh_type == SHT_PROGBITS) {
 		first = psh.sh_addr + 16;
 	} else {
 		return;
@@ -473,7 +398,7 @@ static void read_fdes(struct symobj *o, Elf *e)
 	    eh.e_type == ET_REL)
 		return;
 	unsigned ptrsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
-	Elf_Scn *scn = find_section(e, ".eh_frame", &sh);
+	Elf_Scn *scn = sym_find_section(e, ".eh_frame", &sh);
 	size_t nsh;
 	if (!scn && elf_getshdrnum(e, &nsh) == 0 && nsh == 0) {
 		fdes_by_phdrs(o, e, ptrsize);   /* no section headers at all */
@@ -500,180 +425,11 @@ static void read_fdes(struct symobj *o, Elf *e)
 static int has_debug_info(Elf *e)
 {
 	GElf_Shdr sh;
-	Elf_Scn *s = find_section(e, ".debug_info", &sh);
+	Elf_Scn *s = sym_find_section(e, ".debug_info", &sh);
 	if (s && sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
 		return 1;
-	s = find_section(e, ".zdebug_info", &sh);
+	s = sym_find_section(e, ".zdebug_info", &sh);
 	return s && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
-}
-
-/* ---- MiniDebugInfo (.gnu_debugdata: an xz-compressed ELF) ------------ */
-
-typedef lzma_ret (*lzma_stream_decoder_fn)(lzma_stream *, uint64_t, uint32_t);
-typedef lzma_ret (*lzma_code_fn)(lzma_stream *, lzma_action);
-typedef void (*lzma_end_fn)(lzma_stream *);
-
-static struct {
-	int tried;
-	lzma_stream_decoder_fn decoder;
-	lzma_code_fn code;
-	lzma_end_fn end;
-} xz;
-
-/* liblzma is loaded on first need: most runs never need it. */
-static int xz_ready(void)
-{
-	if (!xz.tried) {
-		xz.tried = 1;
-		void *h = dlopen("liblzma.so.5", RTLD_LAZY | RTLD_LOCAL);
-		if (h) {
-			xz.decoder = (lzma_stream_decoder_fn)dlsym(h, "lzma_stream_decoder");
-			xz.code = (lzma_code_fn)dlsym(h, "lzma_code");
-			xz.end = (lzma_end_fn)dlsym(h, "lzma_end");
-		}
-		if (!xz.decoder || !xz.code || !xz.end) {
-			xz.decoder = NULL;
-			probe_warn("liblzma.so.5 is not available: MiniDebugInfo "
-				   "(.gnu_debugdata) symbols are not read");
-		}
-	}
-	return xz.decoder != NULL;
-}
-
-#define XZ_OUT_MAX (256u << 20)
-
-/* Decompress an .xz buffer; malloc'd, or NULL. */
-static uint8_t *xz_decode(const uint8_t *in, size_t n, size_t *outlen)
-{
-	if (!xz_ready())
-		return NULL;
-	lzma_stream s = LZMA_STREAM_INIT;
-	if (xz.decoder(&s, 1ull << 30, 0) != LZMA_OK)
-		return NULL;
-	size_t cap = n * 4 + 4096, len = 0;
-	uint8_t *out = xmalloc(cap);
-	s.next_in = in;
-	s.avail_in = n;
-	lzma_ret r;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= XZ_OUT_MAX) {
-				r = LZMA_MEMLIMIT_ERROR;
-				break;
-			}
-			cap *= 2;
-			out = xrealloc(out, cap);
-		}
-		s.next_out = out + len;
-		s.avail_out = cap - len;
-		r = xz.code(&s, LZMA_FINISH);
-		len = cap - s.avail_out;
-		if (r != LZMA_OK)
-			break;
-	}
-	xz.end(&s);
-	if (r != LZMA_STREAM_END) {
-		free(out);
-		return NULL;
-	}
-	*outlen = len;
-	return out;
-}
-
-/* Function symbols of the embedded ELF's .symtab; returns how many. */
-static size_t read_minidebuginfo(struct symobj *o, Elf *e)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(e, ".gnu_debugdata", &sh);
-	if (!scn || sh.sh_type == SHT_NOBITS)
-		return 0;
-	Elf_Data *d = elf_rawdata(scn, NULL);
-	if (!d || !d->d_buf || !d->d_size)
-		return 0;
-	size_t len = 0;
-	uint8_t *img = xz_decode(d->d_buf, d->d_size, &len);
-	if (!img)
-		return 0;
-	size_t got = 0;
-	Elf *m = elf_memory((char *)img, len);
-	if (m && elf_kind(m) == ELF_K_ELF)
-		got = read_syms(o, m, SHT_SYMTAB);
-	if (m)
-		elf_end(m);
-	free(img);      /* names were copied into the arena */
-	if (got)
-		o->sources |= SYMSRC_MINIDEBUG;
-	return got;
-}
-
-/* ---- separate debug files --------------------------------------------- */
-
-/* Does the file at path have this build-id (any, when bidlen is 0)? */
-static int debug_file_matches(const char *path, const uint8_t *bid, size_t bidlen,
-			      int *fdp, Elf **ep)
-{
-	int fd = open_regular(path);
-	if (fd < 0)
-		return 0;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF) {
-		const void *dbid = NULL;
-		ssize_t n = dwelf_elf_gnu_build_id(e, &dbid);
-		if (bidlen == 0 || (n == (ssize_t)bidlen && memcmp(dbid, bid, bidlen) == 0)) {
-			*fdp = fd;
-			*ep = e;
-			return 1;
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return 0;
-}
-
-/*
- * The separate debug file of an object, by build-id under
- * ROOT/.build-id/xx/yyyy.debug, else by .gnu_debuglink next to the file, in
- * .debug/ there, or under ROOT/DIR.  Returns its path (malloc'd) with fd and
- * Elf open, or NULL.
- */
-static char *find_separate_debug(const struct symcache *c, Elf *e, const char *path,
-				 const uint8_t *bid, size_t bidlen, int *fdp, Elf **ep)
-{
-	if (bidlen >= 2) {
-		size_t hl = 2 * bidlen + 1;
-		char *hex = xmalloc(hl);
-		for (size_t i = 0; i < bidlen; i++)
-			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-		char *p = xasprintf("%s/.build-id/%.2s/%s.debug", c->debug_root, hex, hex + 2);
-		free(hex);
-		if (debug_file_matches(p, bid, bidlen, fdp, ep))
-			return p;
-		free(p);
-	}
-	GElf_Word crc;
-	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
-	if (!link || !*link || strchr(link, '/'))
-		return NULL;
-	char *dir = xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	char *found = NULL;
-	char *cands[3] = {
-		xasprintf("%s/%s", dir, link),
-		xasprintf("%s/.debug/%s", dir, link),
-		xasprintf("%s%s/%s", c->debug_root, dir, link),
-	};
-	for (size_t i = 0; i < 3; i++) {
-		if (!found && strcmp(cands[i], path) != 0 &&
-		    debug_file_matches(cands[i], bid, bidlen, fdp, ep))
-			found = cands[i];
-		else
-			free(cands[i]);
-	}
-	free(dir);
-	return found;
 }
 
 /*
@@ -698,16 +454,16 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 	}
 	int dfd = -1;
 	Elf *de = NULL;
-	char *dpath = find_separate_debug(c, e, path, use_bid, use_len, &dfd, &de);
-	if (read_syms(o, e, SHT_SYMTAB)) {
+	char *dpath = sym_find_separate_debug(c, e, path, use_bid, use_len, &dfd, &de);
+	if (sym_read_table(o, e, SHT_SYMTAB)) {
 		o->sources |= SYMSRC_SYMTAB;
-	} else if (de && read_syms(o, de, SHT_SYMTAB)) {
+	} else if (de && sym_read_table(o, de, SHT_SYMTAB)) {
 		o->sources |= SYMSRC_DEBUGFILE;
 	} else {
 		/* .dynsym, plus MiniDebugInfo: it holds only what .dynsym lacks. */
-		if (read_syms(o, e, SHT_DYNSYM))
+		if (sym_read_table(o, e, SHT_DYNSYM))
 			o->sources |= SYMSRC_DYNSYM;
-		read_minidebuginfo(o, e);
+		sym_read_minidebuginfo(o, e);
 		/* A stripped Go binary still has its own table (the runtime's). */
 		if (!o->nsyms && read_gopclntab(o, e))
 			o->sources |= SYMSRC_GOPCLN;
@@ -731,38 +487,6 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 		close(dfd);
 	free(dpath);
 	return 0;
-}
-
-/*
- * A file with exactly the recorded build-id, when the recorded path no
- * longer has it: ROOT/.build-id/xx/rest.debug (a debug package), or perf's
- * build-id cache, ~/.debug/.build-id/xx/rest/{elf,debug} (perf record keeps
- * a copy of every object it saw there).  Its path (malloc'd), fd and Elf
- * open; or NULL.
- */
-static char *find_by_build_id(const struct symcache *c, const uint8_t *bid, size_t bidlen,
-			      int *fdp, Elf **ep)
-{
-	if (bidlen < 2)
-		return NULL;
-	char *hex = xmalloc(2 * bidlen + 1);
-	for (size_t i = 0; i < bidlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	const char *home = getenv("HOME");
-	char *cands[3] = {
-		xasprintf("%s/.build-id/%.2s/%s.debug", c->debug_root, hex, hex + 2),
-		home && home[0] == '/' ? xasprintf("%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2) : NULL,
-		home && home[0] == '/' ? xasprintf("%s/.debug/.build-id/%.2s/%s/debug", home, hex, hex + 2) : NULL,
-	};
-	free(hex);
-	char *found = NULL;
-	for (size_t i = 0; i < 3; i++) {
-		if (cands[i] && !found && debug_file_matches(cands[i], bid, bidlen, fdp, ep))
-			found = cands[i];
-		else
-			free(cands[i]);
-	}
-	return found;
 }
 
 /* The collector's own vDSO: the same kernel made the recording's, probably. */
@@ -793,9 +517,9 @@ static void load_vdso(struct symobj *o, const uint8_t *bid, size_t bidlen)
 	/* Silently nameless if it is another kernel's: nothing to fix. */
 	if (elf_kind(e) == ELF_K_ELF &&
 	    (bidlen == 0 || (n == (ssize_t)bidlen && memcmp(dbid, bid, bidlen) == 0))) {
-		if (read_syms(o, e, SHT_SYMTAB))
+		if (sym_read_table(o, e, SHT_SYMTAB))
 			o->sources |= SYMSRC_SYMTAB;
-		else if (read_syms(o, e, SHT_DYNSYM))
+		else if (sym_read_table(o, e, SHT_DYNSYM))
 			o->sources |= SYMSRC_DYNSYM;
 		read_fdes(o, e);
 	}
@@ -838,7 +562,7 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 	/* The file that ran is gone: one with its build-id may be elsewhere. */
 	int afd = -1;
 	Elf *ae = NULL;
-	char *alt = find_by_build_id(c, bid, bidlen, &afd, &ae);
+	char *alt = sym_find_by_build_id(c, bid, bidlen, &afd, &ae);
 	if (alt && load_elf(c, o, ae, alt, bid, bidlen) == 0 && o->nsyms) {
 		char *pa = printable_dup(alt);
 		probe_warn("%s; names from %s, which has the recorded build-id", why, pa);
@@ -921,8 +645,6 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 	return get_keyed(c, key, kl, path, build_id, build_id_len);
 }
 
-/* How far back to look past symbols that start below vaddr but end before. */
-#define SYM_WALK_MAX 64
 
 const char *symobj_lookup(const struct symobj *o, uint64_t vaddr)
 {
@@ -957,362 +679,4 @@ size_t symobj_count(const struct symobj *o)
 unsigned symobj_sources(const struct symobj *o)
 {
 	return o->sources | (o->dw_path ? SYMSRC_DWARF : 0);
-}
-
-/* ---- DWARF: inline frames and source lines (libdw) ---------------------- */
-
-static int cmp_cu(const void *x, const void *y)
-{
-	const struct cu_range *a = x, *b = y;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return a->hi < b->hi ? -1 : a->hi > b->hi;
-}
-
-/*
- * The address ranges of every compile unit, sorted: .debug_aranges is
- * optional (clang does not emit it), so we do not rely on dwarf_addrdie.
- */
-static void index_cus(struct symobj *o)
-{
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Half version;
-	uint8_t type;
-	Dwarf_Die cudie, sub;
-	while (dwarf_get_units(o->dw, cu, &next, &version, &type, &cudie, &sub) == 0) {
-		cu = next;
-		if (type != DW_UT_compile && type != DW_UT_partial && type != DW_UT_skeleton)
-			continue;
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
-		int added = 0;
-		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-			if (lo >= hi)
-				continue;
-			if (!added) {
-				o->units = xgrow(o->units, &o->units_cap, o->nunits + 1,
-						 sizeof(*o->units));
-				memset(&o->units[o->nunits++], 0, sizeof(*o->units));
-				added = 1;
-			}
-			o->cus = xgrow(o->cus, &o->cus_cap, o->ncus + 1, sizeof(*o->cus));
-			o->cus[o->ncus++] = (struct cu_range){ lo, hi, cudie,
-							       (uint32_t)(o->nunits - 1) };
-		}
-	}
-	if (!o->ncus)
-		return;
-	qsort(o->cus, o->ncus, sizeof(*o->cus), cmp_cu);
-	o->cu_maxend = xmalloc(o->ncus * sizeof(*o->cu_maxend));
-	interval_maxend(o->cus, o->ncus, sizeof(*o->cus),
-			offsetof(struct cu_range, hi), o->cu_maxend);
-}
-
-static int dwarf_ready(struct symobj *o)
-{
-	if (o->dw_tried)
-		return o->dw != NULL;
-	o->dw_tried = 1;
-	/*
-	 * Opened again by name, later: it must still be the file read then
-	 * (its build-id), or a path changed in between (a user's own
-	 * directory) would have us read another file.
-	 */
-	if (!o->dw_path ||
-	    !debug_file_matches(o->dw_path, o->dw_bid, o->dw_bidlen, &o->dw_fd, &o->dw_elf))
-		return 0;
-	if (o->dw_elf)
-		o->dw = dwarf_begin_elf(o->dw_elf, DWARF_C_READ, NULL);
-	if (o->dw)
-		index_cus(o);
-	return o->dw != NULL;
-}
-
-static struct cu_range *cu_of(struct symobj *o, uint64_t vaddr)
-{
-	size_t lo = interval_upper(o->cus, o->ncus, sizeof(o->cus[0]),
-				   offsetof(struct cu_range, lo), vaddr);
-	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
-		if (o->cu_maxend[i] <= vaddr)
-			break;
-		if (vaddr < o->cus[i].hi)
-			return &o->cus[i];
-	}
-	return NULL;
-}
-
-/* A DIE's linkage name (mangled: the resolver demangles) or plain name. */
-static const char *die_name(Dwarf_Die *d)
-{
-	Dwarf_Attribute a;
-	const char *n = NULL;
-	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a) ||
-	    dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a))
-		n = dwarf_formstring(&a);
-	if (!n && dwarf_attr_integrate(d, DW_AT_name, &a))
-		n = dwarf_formstring(&a);
-	return n && *n ? n : NULL;
-}
-
-static unsigned die_udata(Dwarf_Die *d, unsigned at)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word w;
-	if (!dwarf_attr(d, at, &a) || dwarf_formudata(&a, &w) != 0 || w > 0xffffffffu)
-		return 0;
-	return (unsigned)w;
-}
-
-#define SCOPE_MAX 64
-/*
- * Namespaces and classes nest this deep at most before we stop looking
- * inside (real code: a handful; a file nesting 100,000 overflowed the
- * stack, 20,000 took seconds).
- */
-#define NEST_MAX 64
-
-/* Said once per process: debug info nested past NEST_MAX. */
-static void too_deep(const char *path)
-{
-	static int said;
-	if (!said++)
-		probe_warn("%s: its debug info nests namespaces or classes more than %d "
-			   "deep; what is deeper is not looked into for inline frames",
-			   path ? path : "an object", NEST_MAX);
-}
-
-/*
- * The chain of subprogram and inlined-subroutine DIEs containing vaddr,
- * outermost first, found by descending the tree from parent (namespaces and
- * classes have no addresses but hold functions: they are looked into while
- * the chain is still empty).  chain[0..n) and depth are where an earlier
- * step left off (0, 0 from a compile unit).  Returns the chain's length.
- */
-static int scope_walk(Dwarf_Die *from, uint64_t vaddr, Dwarf_Die *chain, int n, int max,
-		      int depth, int nest)
-{
-	Dwarf_Die parent = *from, child;
-	while (depth++ < 256 && dwarf_child(&parent, &child) == 0) {
-		int found = 0;
-		do {
-			int tag = dwarf_tag(&child);
-			switch (tag) {
-			case DW_TAG_subprogram:
-			case DW_TAG_inlined_subroutine:
-			case DW_TAG_entry_point:
-			case DW_TAG_lexical_block:
-			case DW_TAG_try_block:
-			case DW_TAG_catch_block:
-				if (dwarf_haspc(&child, vaddr) == 1) {
-					if (tag != DW_TAG_lexical_block && tag != DW_TAG_try_block &&
-					    tag != DW_TAG_catch_block && n < max)
-						chain[n++] = child;
-					found = 1;
-				}
-				break;
-			case DW_TAG_namespace:
-			case DW_TAG_module:
-			case DW_TAG_class_type:
-			case DW_TAG_structure_type:
-			case DW_TAG_union_type:
-				/* No addresses of their own: look inside only while
-				 * nothing with addresses matched yet. */
-				if (n == 0 && nest < NEST_MAX &&
-				    dwarf_haschildren(&child) == 1) {
-					/* Nothing is written to chain unless it matches. */
-					int k = scope_walk(&child, vaddr, chain, 0, max, 0, nest + 1);
-					if (k > 0)
-						return k;
-				}
-				break;
-			default:
-				break;
-			}
-		} while (!found && dwarf_siblingof(&child, &child) == 0);
-		if (!found)
-			break;
-		parent = child;
-	}
-	return n;
-}
-
-/*
- * The DIEs scope_walk() tests before its chain has anything in it, in the
- * order it tests them: parent's children, and inside namespaces and classes
- * (not inside what has addresses: it only goes into what matched).
- */
-static void scopes_collect(struct cu_scopes *s, Dwarf_Die *parent, uint32_t *order,
-			   int nest, const char *path)
-{
-	Dwarf_Die child;
-	if (dwarf_child(parent, &child) != 0)
-		return;
-	do {
-		int tag = dwarf_tag(&child);
-		switch (tag) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_entry_point:
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block: {
-			/* The ranges dwarf_haspc() would test. */
-			uint32_t ord = (*order)++;
-			uint8_t block = tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
-					tag == DW_TAG_catch_block;
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t off = 0;
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (lo >= hi)
-					continue;
-				s->ents = xgrow(s->ents, &s->cap, s->n + 1, sizeof(*s->ents));
-				s->ents[s->n++] = (struct scope_ent){ lo, hi, ord, block, child };
-			}
-			break;
-		}
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-		case DW_TAG_union_type:
-			if (nest >= NEST_MAX)
-				too_deep(path);
-			else if (dwarf_haschildren(&child) == 1)
-				scopes_collect(s, &child, order, nest + 1, path);
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-}
-
-static int cmp_scope(const void *x, const void *y)
-{
-	const struct scope_ent *a = x, *b = y;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static void scopes_build(struct cu_scopes *s, Dwarf_Die *cudie, const char *path)
-{
-	uint32_t order = 0;
-	s->built = 1;
-	scopes_collect(s, cudie, &order, 0, path);
-	if (!s->n)
-		return;
-	qsort(s->ents, s->n, sizeof(*s->ents), cmp_scope);
-	s->maxend = xmalloc(s->n * sizeof(*s->maxend));
-	interval_maxend(s->ents, s->n, sizeof(*s->ents),
-			offsetof(struct scope_ent, hi), s->maxend);
-}
-
-/* Past this many ranges overlapping an address, walk the tree instead. */
-#define SCOPE_OVERLAP_MAX 256
-
-/*
- * scope_walk() from the compile unit, without its linear search of the
- * unit's top level: the first DIE it would match there comes from the
- * unit's sorted index, and only what is under it is walked.  Where that DIE
- * is a block (the walk's next steps there differ), or the index is
- * unhelpful, the walk does it all.
- */
-static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwarf_Die *chain,
-		       int max)
-{
-	struct cu_scopes *s = &o->units[r->unit];
-	if (!s->built)
-		scopes_build(s, &r->cu, o->dw_path);
-	size_t i = interval_upper(s->ents, s->n, sizeof(s->ents[0]),
-				  offsetof(struct scope_ent, lo), vaddr);
-	const struct scope_ent *best = NULL;
-	for (size_t steps = 0; i-- > 0; steps++) {
-		if (s->maxend[i] <= vaddr)
-			break;
-		if (steps >= SCOPE_OVERLAP_MAX)
-			return scope_walk(&r->cu, vaddr, chain, 0, max, 0, 0);
-		if (vaddr < s->ents[i].hi && (!best || s->ents[i].order < best->order))
-			best = &s->ents[i];
-	}
-	if (!best)
-		return 0;
-	if (best->block || max < 1)
-		return scope_walk(&r->cu, vaddr, chain, 0, max, 0, 0);
-	chain[0] = best->die;
-	return scope_walk(&chain[0], vaddr, chain, 1, max, 1, 0);
-}
-
-/* A Go binary without DWARF: what its .gopclntab says (gopclntab.h). */
-static size_t go_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
-			   size_t max)
-{
-	struct gopcln_frame f[RESOLVE_GO_MAX];
-	size_t size = 0;
-	const char *img = o->dw_elf ? elf_rawfile(o->dw_elf, &size) : NULL;
-	if (!o->gp && img) {
-		o->gp = xcalloc(1, sizeof(*o->gp));
-		if (gopcln_open(o->gp, (const uint8_t *)img, size) < 0)
-			o->gp->p = NULL;
-	}
-	if (!o->gp || !o->gp->p)
-		return 0;
-	size_t n = gopcln_frames(o->gp, vaddr, f, max < RESOLVE_GO_MAX ? max : RESOLVE_GO_MAX);
-	for (size_t i = 0; i < n; i++)
-		out[i] = (struct src_frame){ f[i].name[0] ? f[i].name : NULL, f[i].file,
-					     f[i].line, f[i].inlined };
-	return n;
-}
-
-size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max)
-{
-	if (max == 0)
-		return 0;
-	if (!dwarf_ready(o) || !o->ncus)
-		return o->go ? go_srcframes(o, vaddr, out, max) : 0;
-	struct cu_range *r = cu_of(o, vaddr);
-	if (!r)
-		return 0;
-	Dwarf_Die *cu = &r->cu;
-	const char *file = NULL;
-	int line = 0;
-	Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr);
-	if (l) {
-		file = dwarf_linesrc(l, NULL, NULL);
-		if (dwarf_lineno(l, &line) != 0)
-			line = 0;
-	}
-	Dwarf_Die chain[SCOPE_MAX];
-	int n = scope_chain(o, r, vaddr, chain, SCOPE_MAX);
-	Dwarf_Files *files = NULL;
-	size_t nfiles = 0;
-	size_t k = 0;
-	/* Innermost first: each inlined instance, then the function itself. */
-	for (int i = n - 1; i >= 0 && k + 1 < max; i--) {
-		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-			break;
-		out[k].name = die_name(&chain[i]);
-		out[k].file = file;
-		out[k].line = line > 0 ? (unsigned)line : 0;
-		out[k].inlined = 1;
-		k++;
-		/* The caller's position: where this instance was inlined. */
-		unsigned cf = die_udata(&chain[i], DW_AT_call_file);
-		line = (int)die_udata(&chain[i], DW_AT_call_line);
-		file = NULL;
-		if (!files && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-			files = NULL;
-		if (files && cf < nfiles)
-			file = dwarf_filesrc(files, cf, NULL, NULL);
-	}
-	out[k].name = NULL;
-	for (int i = n - 1; i >= 0; i--) {
-		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine) {
-			out[k].name = die_name(&chain[i]);
-			break;
-		}
-	}
-	out[k].file = file;
-	out[k].line = line > 0 ? (unsigned)line : 0;
-	out[k].inlined = 0;
-	return k + 1;
 }
