@@ -46,6 +46,11 @@ PRELOAD_SRC   := $(wildcard preload/*.c)
 COLLECTOR_DIRS := collector $(patsubst %/,%,$(wildcard collector/*/))
 GEN            := $(BUILD)/gen
 PPROF_GEN_C    := $(GEN)/profile.pb-c.c
+# The flame graph's style sheets and scripts, files embedded as C arrays.
+FLAME_ASSETS   := flame_css=collector/flame/assets/flame.css \
+	flame_js_core=collector/flame/assets/core.js flame_js_svg=collector/flame/assets/svg.js \
+	flame_css_html=collector/flame/assets/page.css flame_js_html=collector/flame/assets/page.js
+FLAME_GEN_C    := $(GEN)/flame_assets.c
 COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS)) -I$(GEN) $(PB_CFLAGS)
 COLLECTOR_SRC := $(wildcard $(addsuffix /*.c,$(COLLECTOR_DIRS)))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
@@ -57,7 +62,7 @@ PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 PRELOAD_BASE_OBJ := $(filter-out $(BUILD)/preload/waits.o $(BUILD)/preload/alloc.o,$(PRELOAD_OBJ))
 PRELOAD_OFFCPU_OBJ := $(filter-out $(BUILD)/preload/alloc.o,$(PRELOAD_OBJ))
 PRELOAD_ALLOC_OBJ := $(filter-out $(BUILD)/preload/waits.o,$(PRELOAD_OBJ))
-COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_C:.c=.o)
+COLLECTOR_OBJ := $(COLLECTOR_SRC:%.c=$(BUILD)/%.o) $(PPROF_GEN_C:.c=.o) $(FLAME_GEN_C:.c=.o)
 # Everything of the collector but main(), for unit tests.
 COLLECTOR_LIB := $(filter-out $(BUILD)/collector/main.o,$(COLLECTOR_OBJ))
 
@@ -116,6 +121,10 @@ $(GEN)/profile.pb-c.h: $(PPROF_GEN_C) ;
 # What includes the generated header (pprof_merge.h does too) waits for it.
 $(BUILD)/collector/format/pprof.o $(BUILD)/collector/format/pprof_merge.o \
 	$(BUILD)/collector/agent/httpd.o: $(GEN)/profile.pb-c.h
+
+$(FLAME_GEN_C): $(foreach a,$(FLAME_ASSETS),$(lastword $(subst =, ,$(a)))) scripts/embed
+	@mkdir -p $(@D)
+	scripts/embed $@ $(FLAME_ASSETS)
 
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(ALL_CFLAGS) -I$(GEN) $(PB_CFLAGS) -c -o $@ $<
@@ -294,7 +303,7 @@ FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -Iinclude $(COLLECTOR_INC) -D_GNU_SOURCE $(DW_CFLAGS) $(NET_CFLAGS)
-FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC)) $(PPROF_GEN_C)
+FUZZ_SRC := $(filter-out collector/main.c,$(COLLECTOR_SRC)) $(PPROF_GEN_C) $(FLAME_GEN_C)
 
 $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_io.h $(FUZZ_SRC) $(wildcard $(addsuffix /*.h,$(COLLECTOR_DIRS)) include/probe/*.h)
 	@mkdir -p $(@D)

@@ -116,7 +116,7 @@ void flame_colour(enum flame_kind k, const char *name, char out[8]);
 /*
  * The text colour on fill ("#rrggbb"): "#000000" or "#ffffff", whichever
  * contrasts more (WCAG 2's contrast ratio, at least 4.58:1 either way);
- * flame_js.c's ink() is the same for the colours the scripts make.
+ * assets/core.js's ink() is the same for the colours the scripts make.
  */
 const char *flame_ink(const char *fill);
 
@@ -141,7 +141,8 @@ const char *flame_title(const struct report_ctx *c);
  */
 void flame_subtitle(const struct report_ctx *c, double merged, char *buf, size_t len);
 
-/* The style sheet and scripts (flame_js.c). */
+/* The style sheets and scripts: collector/flame/assets/, embedded at
+ * build time (scripts/embed). */
 extern const char flame_css[], flame_css_html[];
 extern const char flame_js_core[], flame_js_svg[], flame_js_html[];
 

@@ -3,7 +3,7 @@
  * on a <canvas>: the frames travel as a list of numbers (D.f) and the
  * names once each (D.names), so the page is a third of the SVG's size and
  * the browser builds no element per frame.  Same features, same script
- * core (flame_js.c); tooltips are the canvas's title.
+ * core (assets/core.js); tooltips are the canvas's title.
  *
  * As the SVG, a flame taller than the window opens scrolled to its root,
  * the head (title, buttons, legend) and the details line sticky.

@@ -1,7 +1,7 @@
 /*
  * svg.c - an interactive flame graph in one SVG file (flamegraph.pl's
  * kind): a <g> per frame with its tooltip (<title>), rectangle and label,
- * and a script (flame_js.c) for zoom, search and colours.  Nothing is
+ * and a script (assets/core.js, assets/svg.js) for zoom, search and colours.  Nothing is
  * loaded from elsewhere: it opens offline in any browser.
  *
  * Frames narrower than 0.1 px (flamegraph.pl's --minwidth), or under
