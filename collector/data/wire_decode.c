@@ -7,6 +7,7 @@
  * NUL-terminated into the reader's scratch so callers never see raw bytes.
  */
 #include "wire_decode.h"
+#include "probe/bytes.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -402,68 +403,15 @@ int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version_out,
 
 /* ---- field readers -------------------------------------------------- */
 
-struct rd {
-	const uint8_t *p, *end;
-	int ok;
-};
-
-static uint64_t rd_le(struct rd *r, unsigned n)
-{
-	uint64_t v = 0;
-	if (!r->ok || (size_t)(r->end - r->p) < n) {
-		r->ok = 0;
-		return 0;
-	}
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static uint64_t rd_uv_slow(struct rd *r)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0; r->ok; shift += 7) {
-		if (r->p >= r->end || shift > 63) {
-			r->ok = 0;
-			break;
-		}
-		uint8_t c = *r->p++;
-		if (shift == 63 && (c & 0x7e)) {  /* bits beyond 64 */
-			r->ok = 0;
-			break;
-		}
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	return 0;
-}
-
-/* Most varints are one byte (tids in small programs, counts, weights' low
- * parts, short deltas): take those without the loop. */
-static inline uint64_t rd_uv(struct rd *r)
-{
-	if (r->ok && r->p < r->end && *r->p < 0x80)
-		return *r->p++;
-	return rd_uv_slow(r);
-}
-
-static int64_t rd_sv(struct rd *r)
-{
-	uint64_t u = rd_uv(r);
-	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
 /* Copy a u16-length string into scratch, NUL-terminated. */
-static const char *rd_str(struct rd *r, struct probe_scratch *sc)
+static const char *rd_str(struct probe_rd *r, struct probe_scratch *sc)
 {
-	size_t n = (size_t)rd_le(r, 2);
-	if (!r->ok)
+	size_t n = (size_t)probe_rd_le(r, 2);
+	if (r->bad)
 		return "";
 	if (n > PROBE_STR_MAX || (size_t)(r->end - r->p) < n ||
 	    sc->cap - sc->len < n + 1) {
-		r->ok = 0;
+		r->bad = 1;
 		return "";
 	}
 	char *s = sc->mem + sc->len;
@@ -471,7 +419,7 @@ static const char *rd_str(struct rd *r, struct probe_scratch *sc)
 	s[n] = '\0';
 	/* An embedded NUL would make the string lie about its length. */
 	if (memchr(s, '\0', n)) {
-		r->ok = 0;
+		r->bad = 1;
 		return "";
 	}
 	sc->len += n + 1;
@@ -545,7 +493,7 @@ const char *probe_lost_reason_name(unsigned reason)
 
 /*
  * Check n varints without computing them: each ends within the frame and is
- * at most 10 bytes, the 10th holding only bit 63 (what rd_uv accepts).
+ * at most 10 bytes, the 10th holding only bit 63 (what probe_rd_uleb accepts).
  *
  * Eight bytes at a time: a byte with its top bit clear ends a varint.  While
  * no run of continuation bytes is longer than 8 (varints of up to 9 bytes,
@@ -591,7 +539,7 @@ static const uint8_t *skip_words(const uint8_t *p, const uint8_t *end, uint64_t 
 	return p;
 }
 
-static void skip_varints(struct rd *r, uint64_t n)
+static void skip_varints(struct probe_rd *r, uint64_t n)
 {
 	const uint8_t *p = skip_words(r->p, r->end, &n), *end = r->end;
 	while (n--) {
@@ -599,7 +547,7 @@ static void skip_varints(struct rd *r, uint64_t n)
 		while (p < end && (*p & 0x80))
 			p++;
 		if (p >= end || p - start > 9 || (p - start == 9 && (*p & 0x7e))) {
-			r->ok = 0;
+			r->bad = 1;
 			return;
 		}
 		p++;
@@ -608,25 +556,25 @@ static void skip_varints(struct rd *r, uint64_t n)
 }
 
 /* Walk one sample; shared by validation (out NULL) and iteration. */
-static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
+static int rd_sample(struct probe_rd *r, uint64_t base_ns, struct probe_sample *out)
 {
-	uint64_t tid = rd_uv(r), dt = rd_uv(r), weight = rd_uv(r);
-	uint64_t event = rd_uv(r), n = rd_uv(r);
-	if (!r->ok || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
+	uint64_t tid = probe_rd_uleb(r), dt = probe_rd_uleb(r), weight = probe_rd_uleb(r);
+	uint64_t event = probe_rd_uleb(r), n = probe_rd_uleb(r);
+	if (r->bad || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
 	    n > PROBE_MAX_FRAMES) {
-		r->ok = 0;
+		r->bad = 1;
 		return -1;
 	}
 	if (!out) {
 		skip_varints(r, n);
-		return r->ok ? 0 : -1;
+		return !r->bad ? 0 : -1;
 	}
 	uint64_t pc = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		pc += (uint64_t)rd_sv(r);
+		pc += (uint64_t)probe_rd_zigzag(r);
 		out->frames[i] = pc;
 	}
-	if (!r->ok)
+	if (r->bad)
 		return -1;
 	out->tid = (uint32_t)tid;
 	out->event = (uint32_t)event;
@@ -638,98 +586,98 @@ static int rd_sample(struct rd *r, uint64_t base_ns, struct probe_sample *out)
 
 /* probe_decode_frame's fields, read through r: where r stops, it stopped. */
 static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
-			struct probe_scratch *sc, char err[PROBE_ERR_MAX], struct rd *r)
+			struct probe_scratch *sc, char err[PROBE_ERR_MAX], struct probe_rd *r)
 {
 	memset(m, 0, sizeof(*m));
-	m->type = (unsigned)rd_le(r, 2);
-	uint16_t flags = (uint16_t)rd_le(r, 2); /* HELLO's only, so far */
-	m->pid = (uint32_t)rd_le(r, 4);
+	m->type = (unsigned)probe_rd_le(r, 2);
+	uint16_t flags = (uint16_t)probe_rd_le(r, 2); /* HELLO's only, so far */
+	m->pid = (uint32_t)probe_rd_le(r, 4);
 	sc->len = 0;
 
 	switch (m->type) {
 	case PROBE_F_HELLO: {
-		m->u.hello.version = (uint32_t)rd_le(r, 4);
-		if (r->ok && m->u.hello.version != PROBE_WIRE_VERSION) {
+		m->u.hello.version = (uint32_t)probe_rd_le(r, 4);
+		if (!r->bad && m->u.hello.version != PROBE_WIRE_VERSION) {
 			seterr(err, "HELLO speaks protocol version %" PRIu32
 			       ", expected %u (mixed probe versions?)",
 			       m->u.hello.version, PROBE_WIRE_VERSION);
 			return -1;
 		}
-		m->u.hello.ppid = (uint32_t)rd_le(r, 4);
-		m->u.hello.event_type = (uint32_t)rd_le(r, 4);
-		m->u.hello.event_config = rd_le(r, 8);
-		m->u.hello.freq = (uint8_t)rd_le(r, 1);
-		m->u.hello.value = rd_le(r, 8);
-		m->u.hello.start_ns = rd_le(r, 8);
+		m->u.hello.ppid = (uint32_t)probe_rd_le(r, 4);
+		m->u.hello.event_type = (uint32_t)probe_rd_le(r, 4);
+		m->u.hello.event_config = probe_rd_le(r, 8);
+		m->u.hello.freq = (uint8_t)probe_rd_le(r, 1);
+		m->u.hello.value = probe_rd_le(r, 8);
+		m->u.hello.start_ns = probe_rd_le(r, 8);
 		m->u.hello.event_name = rd_str(r, sc);
 		m->u.hello.exe = rd_str(r, sc);
 		m->u.hello.comm = rd_str(r, sc);
-		m->u.hello.argc = (uint16_t)rd_le(r, 2);
-		if (r->ok && (m->u.hello.argc > PROBE_MAX_ARGS ||
+		m->u.hello.argc = (uint16_t)probe_rd_le(r, 2);
+		if (!r->bad && (m->u.hello.argc > PROBE_MAX_ARGS ||
 			     m->u.hello.freq > 1)) {
 			seterr(err, "HELLO has %u arguments or bad freq flag %u",
 			       m->u.hello.argc, m->u.hello.freq);
 			return -1;
 		}
-		for (unsigned i = 0; r->ok && i < m->u.hello.argc; i++)
+		for (unsigned i = 0; !r->bad && i < m->u.hello.argc; i++)
 			sc->argv[i] = rd_str(r, sc);
 		m->u.hello.argv = sc->argv;
 		m->u.hello.flags = flags;
-		if (r->ok && r->p < r->end) {      /* the extra events (-e a,b) */
-			m->u.hello.nextra = (uint8_t)rd_le(r, 1);
-			if (r->ok && (m->u.hello.nextra == 0 ||
+		if (!r->bad && r->p < r->end) {      /* the extra events (-e a,b) */
+			m->u.hello.nextra = (uint8_t)probe_rd_le(r, 1);
+			if (!r->bad && (m->u.hello.nextra == 0 ||
 				     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
 				seterr(err, "HELLO has %u extra events (1 to %u)",
 				       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
 				return -1;
 			}
-			for (unsigned i = 0; r->ok && i < m->u.hello.nextra; i++) {
-				m->u.hello.extra[i].type = (uint32_t)rd_le(r, 4);
-				m->u.hello.extra[i].config = rd_le(r, 8);
+			for (unsigned i = 0; !r->bad && i < m->u.hello.nextra; i++) {
+				m->u.hello.extra[i].type = (uint32_t)probe_rd_le(r, 4);
+				m->u.hello.extra[i].config = probe_rd_le(r, 8);
 				m->u.hello.extra[i].name = rd_str(r, sc);
 			}
 		}
 		break;
 	}
 	case PROBE_F_MAP:
-		m->u.map.start = rd_le(r, 8);
-		m->u.map.end = rd_le(r, 8);
-		m->u.map.bias = rd_le(r, 8);
-		m->u.map.pgoff = rd_le(r, 8);
-		m->u.map.build_id_len = (uint8_t)rd_le(r, 1);
-		if (r->ok && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
+		m->u.map.start = probe_rd_le(r, 8);
+		m->u.map.end = probe_rd_le(r, 8);
+		m->u.map.bias = probe_rd_le(r, 8);
+		m->u.map.pgoff = probe_rd_le(r, 8);
+		m->u.map.build_id_len = (uint8_t)probe_rd_le(r, 1);
+		if (!r->bad && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
 			     m->u.map.start >= m->u.map.end)) {
 			seterr(err, "MAP with build-id of %u bytes or empty range "
 			       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
 			       m->u.map.start, m->u.map.end);
 			return -1;
 		}
-		if (r->ok && (size_t)(r->end - r->p) >= m->u.map.build_id_len) {
+		if (!r->bad && (size_t)(r->end - r->p) >= m->u.map.build_id_len) {
 			memcpy(m->u.map.build_id, r->p, m->u.map.build_id_len);
 			r->p += m->u.map.build_id_len;
 		} else {
-			r->ok = 0;
+			r->bad = 1;
 		}
 		m->u.map.path = rd_str(r, sc);
-		if (r->ok && !m->u.map.path[0]) {
+		if (!r->bad && !m->u.map.path[0]) {
 			seterr(err, "MAP without a path");
 			return -1;
 		}
 		break;
 	case PROBE_F_THREAD:
-		m->u.thread.tid = (uint32_t)rd_le(r, 4);
+		m->u.thread.tid = (uint32_t)probe_rd_le(r, 4);
 		m->u.thread.name = rd_str(r, sc);
 		break;
 	case PROBE_F_SAMPLES: {
-		m->u.samples.base_ns = rd_le(r, 8);
-		m->u.samples.count = rd_uv(r);
-		if (r->ok && m->u.samples.count == 0) {
+		m->u.samples.base_ns = probe_rd_le(r, 8);
+		m->u.samples.count = probe_rd_uleb(r);
+		if (!r->bad && m->u.samples.count == 0) {
 			seterr(err, "SAMPLES batch with no samples");
 			return -1;
 		}
 		const uint8_t *body = r->p;
 		/* Validate every sample now so iteration cannot fail later. */
-		for (uint64_t i = 0; r->ok && i < m->u.samples.count; i++)
+		for (uint64_t i = 0; !r->bad && i < m->u.samples.count; i++)
 			rd_sample(r, 0, NULL);
 		m->u.samples.p = body;
 		m->u.samples.end = r->p;
@@ -737,47 +685,47 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		break;
 	}
 	case PROBE_F_LOST:
-		m->u.lost.tid = (uint32_t)rd_le(r, 4);
-		m->u.lost.reason = (uint32_t)rd_le(r, 4);
-		m->u.lost.count = rd_le(r, 8);
+		m->u.lost.tid = (uint32_t)probe_rd_le(r, 4);
+		m->u.lost.reason = (uint32_t)probe_rd_le(r, 4);
+		m->u.lost.count = probe_rd_le(r, 8);
 		break;
 	case PROBE_F_EXIT:
-		m->u.exit.status = (int32_t)(uint32_t)rd_le(r, 4);
-		m->u.exit.samples = rd_le(r, 8);
-		m->u.exit.threads = (uint32_t)rd_le(r, 4);
+		m->u.exit.status = (int32_t)(uint32_t)probe_rd_le(r, 4);
+		m->u.exit.samples = probe_rd_le(r, 8);
+		m->u.exit.threads = (uint32_t)probe_rd_le(r, 4);
 		break;
 	case PROBE_F_SYNC:
-		m->u.sync.time_ns = rd_le(r, 8);
+		m->u.sync.time_ns = probe_rd_le(r, 8);
 		break;
 	case PROBE_F_UNPROFILED:
-		m->u.unprof.pid = (uint32_t)rd_le(r, 4);
-		m->u.unprof.reason = (uint32_t)rd_le(r, 4);
+		m->u.unprof.pid = (uint32_t)probe_rd_le(r, 4);
+		m->u.unprof.reason = (uint32_t)probe_rd_le(r, 4);
 		m->u.unprof.path = rd_str(r, sc);
 		break;
 	case PROBE_F_INFO:
-		m->u.info.start_ns = rd_le(r, 8);
-		m->u.info.start_real_ns = rd_le(r, 8);
+		m->u.info.start_ns = probe_rd_le(r, 8);
+		m->u.info.start_real_ns = probe_rd_le(r, 8);
 		m->u.info.host = rd_str(r, sc);
 		m->u.info.sysname = rd_str(r, sc);
 		m->u.info.release = rd_str(r, sc);
 		m->u.info.version = rd_str(r, sc);
 		m->u.info.machine = rd_str(r, sc);
-		m->u.info.argc = (uint16_t)rd_le(r, 2);
-		if (r->ok && m->u.info.argc > PROBE_MAX_ARGS) {
+		m->u.info.argc = (uint16_t)probe_rd_le(r, 2);
+		if (!r->bad && m->u.info.argc > PROBE_MAX_ARGS) {
 			seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
 			       PROBE_MAX_ARGS);
 			return -1;
 		}
-		for (unsigned i = 0; r->ok && i < m->u.info.argc; i++)
+		for (unsigned i = 0; !r->bad && i < m->u.info.argc; i++)
 			sc->argv[i] = rd_str(r, sc);
 		m->u.info.argv = sc->argv;
 		break;
 	case PROBE_F_JIT:
-		m->u.jit.start = rd_le(r, 8);
-		m->u.jit.size = rd_le(r, 8);
-		m->u.jit.source = (uint8_t)rd_le(r, 1);
+		m->u.jit.start = probe_rd_le(r, 8);
+		m->u.jit.size = probe_rd_le(r, 8);
+		m->u.jit.source = (uint8_t)probe_rd_le(r, 1);
 		m->u.jit.name = rd_str(r, sc);
-		if (r->ok && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
+		if (!r->bad && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
 			     m->u.jit.start)) {
 			seterr(err, "JIT entry with an empty or wrapping range "
 			       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
@@ -789,7 +737,7 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		/* Unknown kinds are skipped by size: newer writers stay readable. */
 		return 0;
 	}
-	if (!r->ok) {
+	if (r->bad) {
 		seterr(err, "%s frame of %zu bytes is truncated or has a field "
 		       "out of bounds", probe_frame_type_name(m->type), len);
 		return -1;
@@ -810,7 +758,7 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		seterr(err, "frame size %zu does not match its header", len);
 		return -1;
 	}
-	struct rd r = { frame + 4, frame + len, 1 };
+	struct probe_rd r = { .p = frame + 4, .end = frame + len };
 	int rc = decode_frame(frame, len, m, sc, err, &r);
 	sc->examined = (size_t)(r.p - frame);
 	return rc;
@@ -820,10 +768,10 @@ int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out)
 {
 	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
 		return 0;
-	struct rd r = { m->u.samples.p, m->u.samples.end, 1 };
-	uint64_t tid = rd_uv(&r), dt = rd_uv(&r), weight = rd_uv(&r);
-	uint64_t event = rd_uv(&r), n = rd_uv(&r);
-	if (!r.ok || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
+	struct probe_rd r = { .p = m->u.samples.p, .end = m->u.samples.end };
+	uint64_t tid = probe_rd_uleb(&r), dt = probe_rd_uleb(&r), weight = probe_rd_uleb(&r);
+	uint64_t event = probe_rd_uleb(&r), n = probe_rd_uleb(&r);
+	if (r.bad || tid > UINT32_MAX || event > UINT32_MAX || n == 0 ||
 	    n > PROBE_MAX_FRAMES)
 		return 0; /* cannot happen: validated in probe_decode_frame */
 	/* The deltas were validated too: skip to the byte ending the n-th. */
@@ -848,30 +796,30 @@ int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out)
 
 uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out)
 {
-	struct rd r = { s->frames, s->frames + s->frames_len, 1 };
+	struct probe_rd r = { .p = s->frames, .end = s->frames + s->frames_len };
 	uint64_t pc = 0;
 	uint32_t i;
-	for (i = 0; i < s->nframes && i < PROBE_MAX_FRAMES && r.ok; i++) {
-		pc += (uint64_t)rd_sv(&r);
+	for (i = 0; i < s->nframes && i < PROBE_MAX_FRAMES && !r.bad; i++) {
+		pc += (uint64_t)probe_rd_zigzag(&r);
 		out[i] = pc;
 	}
-	return r.ok ? i : 0;
+	return !r.bad ? i : 0;
 }
 
 int probe_sample_is_free(const struct probe_sample_raw *s)
 {
-	struct rd r = { s->frames, s->frames + s->frames_len, 1 };
+	struct probe_rd r = { .p = s->frames, .end = s->frames + s->frames_len };
 
 	if (s->nframes != 2)
 		return 0;
-	return (uint64_t)rd_sv(&r) == PROBE_FRAME_FREED && r.ok;
+	return (uint64_t)probe_rd_zigzag(&r) == PROBE_FRAME_FREED && !r.bad;
 }
 
 int probe_samples_next(struct probe_msg *m, struct probe_sample *out)
 {
 	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
 		return 0;
-	struct rd r = { m->u.samples.p, m->u.samples.end, 1 };
+	struct probe_rd r = { .p = m->u.samples.p, .end = m->u.samples.end };
 	if (rd_sample(&r, m->u.samples.base_ns, out) < 0)
 		return 0; /* cannot happen: validated in probe_decode_frame */
 	m->u.samples.p = r.p;

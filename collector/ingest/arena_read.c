@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "probe/arena.h"
+#include "probe/bytes.h"
 #include "ingest.h"
 #include "jit.h"
 #include "util.h"
@@ -155,24 +156,6 @@ static void send_lost(struct ingest *in, struct ingest_conn *c, uint32_t tid,
 
 /* ---- a ring's records -------------------------------------------------------- */
 
-struct rd {
-	const uint8_t *p, *end;
-	int ok;
-};
-
-static uint64_t get_uv(struct rd *r)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0; r->p < r->end && shift < 64; shift += 7) {
-		uint8_t b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->ok = 0;
-	return 0;
-}
-
 /* One record's fields; its deltas stay where they are.  0 if malformed. */
 struct rec {
 	uint64_t time, weight, event;
@@ -183,19 +166,19 @@ struct rec {
 
 static int parse_rec(const uint8_t *p, size_t len, struct rec *out)
 {
-	struct rd r = { p + 2, p + len, 1 };
-	out->time = get_uv(&r);
-	out->weight = get_uv(&r);
-	out->event = get_uv(&r);
-	uint64_t n = get_uv(&r);
-	if (!r.ok || n == 0 || n > PROBE_MAX_FRAMES || out->event >= PROBE_EVENTS_MAX)
+	struct probe_rd r = { .p = p + 2, .end = p + len };
+	out->time = probe_rd_uleb(&r);
+	out->weight = probe_rd_uleb(&r);
+	out->event = probe_rd_uleb(&r);
+	uint64_t n = probe_rd_uleb(&r);
+	if (r.bad || n == 0 || n > PROBE_MAX_FRAMES || out->event >= PROBE_EVENTS_MAX)
 		return 0;
 	out->n = (uint32_t)n;
 	out->deltas = r.p;
-	for (uint64_t i = 0; i < n && r.ok; i++)
-		get_uv(&r);
+	for (uint64_t i = 0; i < n && !r.bad; i++)
+		probe_rd_uleb(&r);
 	out->deltas_len = (size_t)(r.p - out->deltas);
-	return r.ok && r.p == r.end;
+	return !r.bad && r.p == r.end;
 }
 
 struct batch {

@@ -143,8 +143,8 @@ static int fde_table(struct image *im, const Elf64_Ehdr *eh)
 		struct cfa_cie c;
 		if (id && id <= (size_t)(p + 4 - im->p) &&
 		    cfa_parse_cie(p + 4 - id, end, im->adj, &c) == 0) {
-			struct cfa_rd r = { p + 8, next, 0, im->adj };
-			uint64_t begin = cfa_encoded(&r, c.fde_enc);
+			struct probe_rd r = { .p = p + 8, .end = next, .abs_adj = im->adj };
+			uint64_t begin = probe_rd_eh_pointer(&r, c.fde_enc);
 			if (!r.bad) {
 				im->tab = xgrow(im->tab, &cap, im->ntab + 1, sizeof(*im->tab));
 				im->tab[im->ntab++] = (struct fde_ent){ begin, p };
@@ -255,7 +255,7 @@ static uint64_t image_rule(const struct image *im, uint64_t vaddr)
 
 static uint64_t cfi_image_rule(const struct image *im, uint64_t vaddr)
 {
-	struct cfa_rd r = { im->hdr, im->hend, 0, 0 };      /* count: not a pointer */
+	struct probe_rd r = { .p = im->hdr, .end = im->hend, .abs_adj = 0 };      /* count: not a pointer */
 	uint64_t pc = vaddr + (uint64_t)im->adj;
 	uint64_t unsup = probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 
@@ -264,13 +264,13 @@ static uint64_t cfi_image_rule(const struct image *im, uint64_t vaddr)
 	if (!im->hdr)
 		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);     /* Go's table alone */
 
-	if (cfa_fixed(&r, 1) != 1)
+	if (probe_rd_le(&r, 1) != 1)
 		return unsup;
-	uint8_t ptr_enc = (uint8_t)cfa_fixed(&r, 1);
-	uint8_t cnt_enc = (uint8_t)cfa_fixed(&r, 1);
-	uint8_t tab_enc = (uint8_t)cfa_fixed(&r, 1);
-	cfa_encoded(&r, ptr_enc);
-	uint64_t n = cfa_encoded(&r, cnt_enc);
+	uint8_t ptr_enc = (uint8_t)probe_rd_le(&r, 1);
+	uint8_t cnt_enc = (uint8_t)probe_rd_le(&r, 1);
+	uint8_t tab_enc = (uint8_t)probe_rd_le(&r, 1);
+	probe_rd_eh_pointer(&r, ptr_enc);
+	uint64_t n = probe_rd_eh_pointer(&r, cnt_enc);
 	const uint8_t *tab = r.p;
 	if (r.bad || tab_enc != 0x3b || n == 0 || n > (uint64_t)(im->hend - r.p) / 8)
 		return unsup;

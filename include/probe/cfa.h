@@ -10,9 +10,10 @@
  *     lock, no stdio; only memcpy/memset (async-signal-safe) and reads
  *     bounded by the reader's [p, end): a damaged or hostile section gives
  *     PROBE_RULE_UNSUP, never a read outside the bounds.
- *   - Pointers are computed where the bytes are (pc-relative encodings),
- *     absolute ones (absptr) moved by abs_adj: the caller puts the address
- *     looked up in the same space.
+ *   - Bytes are read with bytes.h's reader.  Pointers are computed where
+ *     the bytes are (pc-relative encodings), absolute ones (absptr) moved
+ *     by the reader's abs_adj: the caller puts the address looked up in
+ *     the same space.
  */
 #ifndef PROBE_CFA_H
 #define PROBE_CFA_H
@@ -21,99 +22,12 @@
 #include <string.h>
 
 #include "probe/arena.h"
-
-/* A bounded reader over mapped .eh_frame bytes. */
-struct cfa_rd {
-	const uint8_t *p, *end;
-	int bad;
-	int64_t abs_adj;                /* absolute pointers: vaddr -> image */
-};
-
-static inline uint64_t cfa_uleb(struct cfa_rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static inline int64_t cfa_sleb(struct cfa_rd *r)
-{
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	while (r->p < r->end) {
-		b = *r->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= (int64_t)(~0ull << shift);
-			return v;
-		}
-	}
-	r->bad = 1;
-	return 0;
-}
+#include "probe/bytes.h"
 
 /* a * b wrapping as the hardware does (a damaged file's factors overflow). */
 static inline int64_t cfa_mul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-static inline uint64_t cfa_fixed(struct cfa_rd *r, unsigned n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		return 0;
-	}
-	memcpy(&v, r->p, n);            /* little endian */
-	r->p += n;
-	return v;
-}
-
-/* A DW_EH_PE-encoded pointer (absptr, udata/sdata 2/4/8, (s)uleb; pcrel). */
-static inline uint64_t cfa_encoded(struct cfa_rd *r, uint8_t enc)
-{
-	const uint8_t *at = r->p;
-	uint64_t v;
-
-	if (enc == 0xff)
-		return 0;
-	switch (enc & 0x0f) {
-	case 0x00: v = cfa_fixed(r, 8); break;
-	case 0x01: v = cfa_uleb(r); break;
-	case 0x02: v = cfa_fixed(r, 2); break;
-	case 0x03: v = cfa_fixed(r, 4); break;
-	case 0x04: v = cfa_fixed(r, 8); break;
-	case 0x09: v = (uint64_t)cfa_sleb(r); break;
-	case 0x0a: v = (uint64_t)(int64_t)(int16_t)cfa_fixed(r, 2); break;
-	case 0x0b: v = (uint64_t)(int64_t)(int32_t)cfa_fixed(r, 4); break;
-	case 0x0c: v = cfa_fixed(r, 8); break;
-	default: r->bad = 1; return 0;
-	}
-	switch (enc & 0x70) {
-	case 0x00: v += (uint64_t)r->abs_adj; break;
-	case 0x10: v += (uint64_t)(uintptr_t)at; break;
-	default: r->bad = 1; return 0;  /* textrel, datarel, funcrel: not in eh_frame CIEs we use */
-	}
-	if (enc & 0x80)
-		r->bad = 1;             /* indirect: only personality pointers, which we skip otherwise */
-	return v;
 }
 
 /* Register rules we track: rbp (6) and the return address (16). */
@@ -160,7 +74,7 @@ static inline void cfa_restore_reg(struct cfa_regs *s, const struct cfa_regs *in
  * pc = UINT64_MAX for a CIE's initial instructions).  0, or -1 when it
  * holds something we do not follow.
  */
-static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_regs *s,
+static inline int cfa_run(struct probe_rd *r, const struct cfa_cie *c, struct cfa_regs *s,
 	       const struct cfa_regs *init, uint64_t loc, uint64_t pc)
 {
 	struct cfa_regs stack[8];
@@ -176,7 +90,7 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			delta = (uint64_t)(op & 0x3f) * c->code_align;
 			goto advance;
 		case 0x80:
-			off = cfa_mul((int64_t)cfa_uleb(r), c->data_align);
+			off = cfa_mul((int64_t)probe_rd_uleb(r), c->data_align);
 			cfa_set_reg(s, op & 0x3f, CFA_OFFSET, off);
 			continue;
 		case 0xc0:
@@ -188,33 +102,33 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			continue;
 		case 0x01:              /* set_loc */
 			{
-				uint64_t to = cfa_encoded(r, c->fde_enc);
+				uint64_t to = probe_rd_eh_pointer(r, c->fde_enc);
 				if (to > pc)
 					return 0;
 				loc = to;
 			}
 			continue;
-		case 0x02: delta = cfa_fixed(r, 1) * c->code_align; goto advance;
-		case 0x03: delta = cfa_fixed(r, 2) * c->code_align; goto advance;
-		case 0x04: delta = cfa_fixed(r, 4) * c->code_align; goto advance;
+		case 0x02: delta = probe_rd_le(r, 1) * c->code_align; goto advance;
+		case 0x03: delta = probe_rd_le(r, 2) * c->code_align; goto advance;
+		case 0x04: delta = probe_rd_le(r, 4) * c->code_align; goto advance;
 		case 0x05:              /* offset_extended */
-			reg = cfa_uleb(r);
-			off = cfa_mul((int64_t)cfa_uleb(r), c->data_align);
+			reg = probe_rd_uleb(r);
+			off = cfa_mul((int64_t)probe_rd_uleb(r), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		case 0x06:              /* restore_extended */
-			cfa_restore_reg(s, init, cfa_uleb(r));
+			cfa_restore_reg(s, init, probe_rd_uleb(r));
 			continue;
 		case 0x07:              /* undefined */
-			cfa_set_reg(s, cfa_uleb(r), CFA_UNDEF, 0);
+			cfa_set_reg(s, probe_rd_uleb(r), CFA_UNDEF, 0);
 			continue;
 		case 0x08:              /* same_value */
-			cfa_set_reg(s, cfa_uleb(r), CFA_SAME, 0);
+			cfa_set_reg(s, probe_rd_uleb(r), CFA_SAME, 0);
 			continue;
 		case 0x09:              /* register: reg, reg2 */
 		case 0x14:              /* val_offset: reg, offset (the same shape) */
-			reg = cfa_uleb(r);
-			cfa_uleb(r);
+			reg = probe_rd_uleb(r);
+			probe_rd_uleb(r);
 			cfa_set_reg(s, reg, CFA_OTHER, 0);
 			continue;
 		case 0x0a:              /* remember_state */
@@ -230,19 +144,19 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			}
 			continue;
 		case 0x0c:              /* def_cfa */
-			s->cfa_reg = (int)cfa_uleb(r);
-			s->cfa_off = (int64_t)cfa_uleb(r);
+			s->cfa_reg = (int)probe_rd_uleb(r);
+			s->cfa_off = (int64_t)probe_rd_uleb(r);
 			s->cfa_expr = 0;
 			continue;
 		case 0x0d:              /* def_cfa_register */
-			s->cfa_reg = (int)cfa_uleb(r);
+			s->cfa_reg = (int)probe_rd_uleb(r);
 			s->cfa_expr = 0;
 			continue;
 		case 0x0e:              /* def_cfa_offset */
-			s->cfa_off = (int64_t)cfa_uleb(r);
+			s->cfa_off = (int64_t)probe_rd_uleb(r);
 			continue;
 		case 0x0f:              /* def_cfa_expression */
-			off = (int64_t)cfa_uleb(r);
+			off = (int64_t)probe_rd_uleb(r);
 			if (off < 0 || off > r->end - r->p)
 				return -1;
 			r->p += off;
@@ -250,37 +164,37 @@ static inline int cfa_run(struct cfa_rd *r, const struct cfa_cie *c, struct cfa_
 			continue;
 		case 0x10:              /* expression */
 		case 0x16:              /* val_expression */
-			reg = cfa_uleb(r);
-			off = (int64_t)cfa_uleb(r);
+			reg = probe_rd_uleb(r);
+			off = (int64_t)probe_rd_uleb(r);
 			if (off < 0 || off > r->end - r->p)
 				return -1;
 			r->p += off;
 			cfa_set_reg(s, reg, CFA_OTHER, 0);
 			continue;
 		case 0x11:              /* offset_extended_sf */
-			reg = cfa_uleb(r);
-			off = cfa_mul(cfa_sleb(r), c->data_align);
+			reg = probe_rd_uleb(r);
+			off = cfa_mul(probe_rd_sleb(r), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		case 0x12:              /* def_cfa_sf */
-			s->cfa_reg = (int)cfa_uleb(r);
-			s->cfa_off = cfa_mul(cfa_sleb(r), c->data_align);
+			s->cfa_reg = (int)probe_rd_uleb(r);
+			s->cfa_off = cfa_mul(probe_rd_sleb(r), c->data_align);
 			s->cfa_expr = 0;
 			continue;
 		case 0x13:              /* def_cfa_offset_sf */
-			s->cfa_off = cfa_mul(cfa_sleb(r), c->data_align);
+			s->cfa_off = cfa_mul(probe_rd_sleb(r), c->data_align);
 			continue;
 		case 0x15:              /* val_offset_sf */
-			reg = cfa_uleb(r);
-			cfa_sleb(r);
+			reg = probe_rd_uleb(r);
+			probe_rd_sleb(r);
 			cfa_set_reg(s, reg, CFA_OTHER, 0);
 			continue;
 		case 0x2e:              /* GNU_args_size */
-			cfa_uleb(r);
+			probe_rd_uleb(r);
 			continue;
 		case 0x2f:              /* GNU_negative_offset_extended */
-			reg = cfa_uleb(r);
-			off = cfa_mul((int64_t)(0 - cfa_uleb(r)), c->data_align);
+			reg = probe_rd_uleb(r);
+			off = cfa_mul((int64_t)(0 - probe_rd_uleb(r)), c->data_align);
 			cfa_set_reg(s, reg, CFA_OFFSET, off);
 			continue;
 		default:
@@ -296,17 +210,17 @@ advance:
 
 static inline int cfa_parse_cie(const uint8_t *p, const uint8_t *end, int64_t adj, struct cfa_cie *c)
 {
-	struct cfa_rd r = { p, end, 0, adj };
-	uint64_t len = cfa_fixed(&r, 4);
+	struct probe_rd r = { .p = p, .end = end, .abs_adj = adj };
+	uint64_t len = probe_rd_le(&r, 4);
 	const char *aug;
 	uint8_t version;
 
 	if (len == 0xffffffffu || len == 0 || len > (uint64_t)(end - r.p))
 		return -1;
 	r.end = r.p + len;
-	if (cfa_fixed(&r, 4) != 0)          /* CIE id */
+	if (probe_rd_le(&r, 4) != 0)          /* CIE id */
 		return -1;
-	version = (uint8_t)cfa_fixed(&r, 1);
+	version = (uint8_t)probe_rd_le(&r, 1);
 	if (version != 1 && version != 3)
 		return -1;
 	aug = (const char *)r.p;
@@ -318,12 +232,12 @@ static inline int cfa_parse_cie(const uint8_t *p, const uint8_t *end, int64_t ad
 	memset(c, 0, sizeof *c);
 	if (aug[0] && aug[0] != 'z')
 		return -1;              /* "eh" and other old forms */
-	c->code_align = cfa_uleb(&r);
-	c->data_align = cfa_sleb(&r);
-	c->ra_reg = version == 1 ? cfa_fixed(&r, 1) : cfa_uleb(&r);
+	c->code_align = probe_rd_uleb(&r);
+	c->data_align = probe_rd_sleb(&r);
+	c->ra_reg = version == 1 ? probe_rd_le(&r, 1) : probe_rd_uleb(&r);
 	c->fde_enc = 0;             /* absptr */
 	if (aug[0] == 'z') {
-		uint64_t alen = cfa_uleb(&r);
+		uint64_t alen = probe_rd_uleb(&r);
 		const uint8_t *aend;
 
 		if (alen > (uint64_t)(r.end - r.p))
@@ -332,17 +246,15 @@ static inline int cfa_parse_cie(const uint8_t *p, const uint8_t *end, int64_t ad
 		c->has_z = 1;
 		for (const char *a = aug + 1; *a && !r.bad; a++) {
 			if (*a == 'R') {
-				c->fde_enc = (uint8_t)cfa_fixed(&r, 1);
+				c->fde_enc = (uint8_t)probe_rd_le(&r, 1);
 			} else if (*a == 'L') {
-				cfa_fixed(&r, 1);
+				probe_rd_le(&r, 1);
 			} else if (*a == 'P') {
-				uint8_t enc = (uint8_t)cfa_fixed(&r, 1);
-				struct cfa_rd skip = r;
+				uint8_t enc = (uint8_t)probe_rd_le(&r, 1);
 				/* skip the pointer; its value does not matter */
-				cfa_encoded(&skip, (uint8_t)(enc & 0x7f));
-				if (skip.bad)
+				probe_rd_eh_value(&r, enc);
+				if (r.bad)
 					return -1;
-				r.p = skip.p;
 			} else if (*a == 'S') {
 				c->signal_frame = 1;
 			} else if (*a == 'B' || *a == 'G') {
@@ -364,29 +276,27 @@ static inline int cfa_parse_cie(const uint8_t *p, const uint8_t *end, int64_t ad
 static inline uint64_t cfa_rule_from_fde(const uint8_t *lo, const uint8_t *fde,
 			      const uint8_t *end, int64_t adj, uint64_t pc)
 {
-	struct cfa_rd r = { fde, end, 0, adj };
+	struct probe_rd r = { .p = fde, .end = end, .abs_adj = adj };
 	struct cfa_cie c;
 	struct cfa_regs init, s;
-	uint64_t len = cfa_fixed(&r, 4), cie_off, begin, range;
+	uint64_t len = probe_rd_le(&r, 4), cie_off, begin, range;
 	const uint8_t *id_at;
 
 	if (len == 0 || len == 0xffffffffu || len > (uint64_t)(end - r.p))
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 	r.end = r.p + len;
 	id_at = r.p;
-	cie_off = cfa_fixed(&r, 4);
+	cie_off = probe_rd_le(&r, 4);
 	if (cie_off == 0 || cie_off > (uint64_t)(id_at - lo))
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 	if (cfa_parse_cie(id_at - cie_off, end, adj, &c) < 0 || c.signal_frame)
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
-	begin = cfa_encoded(&r, c.fde_enc);
-	r.abs_adj = 0;          /* a length, not a pointer */
-	range = cfa_encoded(&r, (uint8_t)(c.fde_enc & 0x0f));
-	r.abs_adj = adj;
+	begin = probe_rd_eh_pointer(&r, c.fde_enc);
+	range = probe_rd_eh_value(&r, c.fde_enc);     /* a length, not a pointer */
 	if (r.bad || pc < begin || pc - begin >= range)
 		return probe_rule_pack(PROBE_RULE_NONE, 0, 0, 0);
 	if (c.has_z) {
-		uint64_t alen = cfa_uleb(&r);
+		uint64_t alen = probe_rd_uleb(&r);
 		if (alen > (uint64_t)(r.end - r.p))
 			return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 		r.p += alen;
@@ -395,7 +305,7 @@ static inline uint64_t cfa_rule_from_fde(const uint8_t *lo, const uint8_t *fde,
 	init.cfa_reg = -1;
 	init.rbp = CFA_SAME;
 	init.ra = CFA_OTHER;
-	struct cfa_rd ci = { c.insns, c.insns_end, 0, adj };
+	struct probe_rd ci = { .p = c.insns, .end = c.insns_end, .abs_adj = adj };
 	if (cfa_run(&ci, &c, &init, &init, 0, UINT64_MAX) < 0)
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 	s = init;
