@@ -42,7 +42,7 @@ GT_CFLAGS = -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -D_GNU_SOURCE
 
 PRELOAD_SRC   := $(wildcard preload/*.c)
 # collector/: the commands in cmd/ (as perf's builtin-*.c), one folder per
-# stage below them; every folder is on the include path.
+# stage below them; includes name their folder ("symbols/resolve.h").
 COLLECTOR_DIRS := collector $(patsubst %/,%,$(wildcard collector/*/))
 GEN            := $(BUILD)/gen
 PPROF_GEN_C    := $(GEN)/profile.pb-c.c
@@ -51,7 +51,7 @@ FLAME_ASSETS   := flame_css=collector/flame/assets/flame.css \
 	flame_js_core=collector/flame/assets/core.js flame_js_svg=collector/flame/assets/svg.js \
 	flame_css_html=collector/flame/assets/page.css flame_js_html=collector/flame/assets/page.js
 FLAME_GEN_C    := $(GEN)/flame_assets.c
-COLLECTOR_INC  := $(addprefix -I,$(COLLECTOR_DIRS)) -I$(GEN) $(PB_CFLAGS)
+COLLECTOR_INC  := -Icollector -I$(GEN) $(PB_CFLAGS)
 COLLECTOR_SRC := $(wildcard $(addsuffix /*.c,$(COLLECTOR_DIRS)))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/%.o)
 # libprobe.so has everything but the wait wrappers; libprobe-offcpu.so,

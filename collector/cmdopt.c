@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
+#include "session/events.h"
 #include "util.h"
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)

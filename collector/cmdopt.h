@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "events.h"
+#include "session/events.h"
 #include "probe/wire.h"
 
 #define PROBE_DEFAULT_FREQ 999

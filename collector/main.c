@@ -20,13 +20,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "diff.h"
-#include "list.h"
-#include "record.h"
-#include "report.h"
-#include "top.h"
-#include "spawn.h"
+#include "cmd/agent.h"
+#include "cmd/diff.h"
+#include "cmd/list.h"
+#include "cmd/record.h"
+#include "cmd/report.h"
+#include "cmd/top.h"
+#include "session/spawn.h"
 #include "util.h"
 
 struct command {

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cfi_learn.h"
+#include "ingest/cfi_learn.h"
 #include "fuzz_io.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

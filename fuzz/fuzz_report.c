@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "fuzz_io.h"
-#include "report.h"
+#include "cmd/report.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
+#include "data/aggregate.h"
 #include "probe/wire.h"
-#include "demangle.h"
-#include "symbols.h"
+#include "symbols/demangle.h"
+#include "symbols/symbols.h"
 #include "tap.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 static uint8_t buf[1 << 16];
 static struct probe_wbuf w;

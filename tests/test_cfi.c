@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfi_learn.h"
-#include "jitrule.h"
+#include "ingest/cfi_learn.h"
+#include "ingest/jitrule.h"
 #include "tap.h"
 
 static uint8_t *slurp(const char *path, size_t *n)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ehframe.h"
+#include "symbols/ehframe.h"
 #include "tap.h"
 
 static uint8_t buf[1 << 23];

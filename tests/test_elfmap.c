@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfmap.h"
+#include "outside/elfmap.h"
 #include "tap.h"
 
 struct obj {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "flame.h"
+#include "data/aggregate.h"
+#include "flame/flame.h"
 #include "tap.h"
 
 static char *xml(const char *s, size_t max)

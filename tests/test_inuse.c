@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "inuse.h"
+#include "data/inuse.h"
 #include "probe/wire.h"
 #include "tap.h"
 

@@ -33,11 +33,11 @@
 
 #include <link.h>
 
-#include "perfring.h"
-#include "recfile.h"
+#include "outside/perfring.h"
+#include "session/recfile.h"
 #include "tap.h"
-#include "translate.h"
-#include "wire_decode.h"
+#include "outside/translate.h"
+#include "data/wire_decode.h"
 
 static volatile uint64_t sink;
 

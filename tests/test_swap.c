@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "tap.h"
 
 static size_t build_id(const char *path, uint8_t *out)

@@ -11,7 +11,7 @@
 
 #include "probe/wire.h"
 #include "tap.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 static uint8_t buf[1 << 16];
 

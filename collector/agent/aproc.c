@@ -1,5 +1,5 @@
 /* aproc.c - see aproc.h. */
-#include "aproc.h"
+#include "agent/aproc.h"
 
 #include <inttypes.h>
 #include <malloc.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sink.h"
+#include "agent/sink.h"
 #include "util.h"
 
 /* What malloc takes besides the bytes asked for (its header, rounding), about. */

@@ -49,7 +49,7 @@
 #include <stdio.h>
 
 #include "hashtab.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 #define APROC_MAPS 8192
 #define APROC_THREADS 4096

@@ -22,7 +22,7 @@
  * with shutdown(2) when a bound says so; libmicrohttpd then reads the end
  * of it and cleans up as for any client that hangs up.
  */
-#include "httpd.h"
+#include "agent/httpd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,9 +44,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flame.h"
-#include "pprof_merge.h"
-#include "sink.h"
+#include "flame/flame.h"
+#include "format/pprof_merge.h"
+#include "agent/sink.h"
 #include "util.h"
 
 #define NS 1000000000ull

@@ -67,8 +67,8 @@
 
 #include <stdint.h>
 
-#include "aproc.h"
-#include "symbols.h"
+#include "agent/aproc.h"
+#include "symbols/symbols.h"
 
 #define HTTPD_CAPTURES 16
 #define HTTPD_CAPTURES_EACH 4

@@ -5,7 +5,7 @@
  * it (no I/O), the thread takes the oldest profile, sends it without the
  * lock, and removes it when it is done with it.
  */
-#include "push.h"
+#include "agent/push.h"
 
 #include <curl/curl.h>
 #include <errno.h>

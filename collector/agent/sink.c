@@ -1,14 +1,14 @@
 /* sink.c - see sink.h. */
-#include "sink.h"
+#include "agent/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "hashtab.h"
-#include "resolve.h"
+#include "symbols/resolve.h"
 #include "util.h"
 
 struct sink_pid {

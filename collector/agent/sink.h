@@ -34,9 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregate.h"
-#include "aproc.h"
-#include "symbols.h"
+#include "data/aggregate.h"
+#include "agent/aproc.h"
+#include "symbols/symbols.h"
 
 /*
  * One profile, one uid's processes in all of them, everyone's.  With 16

@@ -12,7 +12,7 @@
  * is the backend's job.  The symbol cache, the one thing that would grow
  * with every binary ever seen, is started afresh every SYMS_MAX_AGE.
  */
-#include "agent.h"
+#include "cmd/agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,16 +28,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aproc.h"
+#include "agent/aproc.h"
 #include "cmdopt.h"
-#include "httpd.h"
-#include "ingest.h"
-#include "push.h"
-#include "sampler.h"
-#include "sink.h"
-#include "spawn.h"
-#include "symbols.h"
-#include "usock.h"
+#include "agent/httpd.h"
+#include "ingest/ingest.h"
+#include "agent/push.h"
+#include "outside/sampler.h"
+#include "agent/sink.h"
+#include "session/spawn.h"
+#include "symbols/symbols.h"
+#include "ingest/usock.h"
 #include "util.h"
 
 #define SYMS_MAX_AGE (600 * 1000000000ull)

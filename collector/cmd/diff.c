@@ -23,7 +23,7 @@
  * probe.data.old and NEW probe.data (probe record moves the old recording
  * aside), as perf diff takes perf.data.old and perf.data.
  */
-#include "diff.h"
+#include "cmd/diff.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -31,13 +31,13 @@
 #include <string.h>
 
 #include "cmdopt.h"
-#include "flame.h"
-#include "format.h"
+#include "flame/flame.h"
+#include "format/format.h"
 #include "hashtab.h"
-#include "outfile.h"
-#include "report.h"
-#include "resolve.h"
-#include "symbols.h"
+#include "format/outfile.h"
+#include "cmd/report.h"
+#include "symbols/resolve.h"
+#include "symbols/symbols.h"
 #include "util.h"
 
 #define usage_error(...) cmd_usage_error("diff", __VA_ARGS__)

@@ -7,7 +7,7 @@
  * sampling event as libprobe opens it, kernel time included only where the
  * user may sample it (root, CAP_PERFMON, perf_event_paranoid <= 1).
  */
-#include "list.h"
+#include "cmd/list.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cmdopt.h"
-#include "events.h"
+#include "session/events.h"
 #include "util.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices"

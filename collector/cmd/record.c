@@ -32,9 +32,9 @@
  * frame.  For the timer fallback it gives the rate really achieved
  * (samples per second of sampled CPU time).
  */
-#include "record_int.h"
+#include "cmd/record_int.h"
 
-#include "record.h"
+#include "cmd/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,20 +53,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "child.h"
+#include "session/child.h"
 #include "cmdopt.h"
-#include "elfmap.h"
-#include "events.h"
+#include "outside/elfmap.h"
+#include "session/events.h"
 #include "hashtab.h"
-#include "ingest.h"
-#include "lost.h"
-#include "recfile.h"
-#include "sampler.h"
-#include "spawn.h"
-#include "unseen.h"
-#include "usock.h"
+#include "ingest/ingest.h"
+#include "data/lost.h"
+#include "session/recfile.h"
+#include "outside/sampler.h"
+#include "session/spawn.h"
+#include "session/unseen.h"
+#include "ingest/usock.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 char tag_listen, tag_signal, tag_ring;
 

@@ -14,11 +14,11 @@
 
 #include "cmdopt.h"
 #include "hashtab.h"
-#include "ingest.h"
-#include "recfile.h"
-#include "sampler.h"
-#include "unseen.h"
-#include "wire_decode.h"
+#include "ingest/ingest.h"
+#include "session/recfile.h"
+#include "outside/sampler.h"
+#include "session/unseen.h"
+#include "data/wire_decode.h"
 
 /* How long to wait for connections to close after the command exited. */
 #define DRAIN_NS 2000000000ull

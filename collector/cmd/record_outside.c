@@ -5,9 +5,9 @@
  * reached has ended).  A process that libprobe profiles and that inherited
  * events also sample is counted once (outside_frame).
  */
-#include "record_int.h"
+#include "cmd/record_int.h"
 
-#include "record.h"
+#include "cmd/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,20 +26,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "child.h"
+#include "session/child.h"
 #include "cmdopt.h"
-#include "elfmap.h"
-#include "events.h"
+#include "outside/elfmap.h"
+#include "session/events.h"
 #include "hashtab.h"
-#include "ingest.h"
-#include "lost.h"
-#include "recfile.h"
-#include "sampler.h"
-#include "spawn.h"
-#include "unseen.h"
-#include "usock.h"
+#include "ingest/ingest.h"
+#include "data/lost.h"
+#include "session/recfile.h"
+#include "outside/sampler.h"
+#include "session/spawn.h"
+#include "session/unseen.h"
+#include "ingest/usock.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 /* ---- sampled from outside (sampler.h) -------------------------------- */
 

@@ -5,7 +5,7 @@
  * The file is read through the same frame splitter as a live socket, a
  * buffer at a time: memory is bounded by the tables, not the file size.
  */
-#include "report.h"
+#include "cmd/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,15 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aggregate.h"
+#include "data/aggregate.h"
 #include "cmdopt.h"
-#include "format.h"
-#include "outfile.h"
-#include "recfile.h"
-#include "resolve.h"
-#include "symbols.h"
+#include "format/format.h"
+#include "format/outfile.h"
+#include "session/recfile.h"
+#include "symbols/resolve.h"
+#include "symbols/symbols.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 /*
  * The bound on what the tables of a recording take (aggregate.h), what

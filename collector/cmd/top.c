@@ -22,8 +22,8 @@
  * as an inverted tree towards main/_start (struct ctree); it is flattened
  * into lines (pruned under 0.5 %) which the arrows scroll.
  */
-#include "top.h"
-#include "top_state.h"
+#include "cmd/top.h"
+#include "top/top_state.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -44,19 +44,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "child.h"
+#include "data/aggregate.h"
+#include "session/child.h"
 #include "cmdopt.h"
-#include "events.h"
+#include "session/events.h"
 #include "hashtab.h"
-#include "ingest.h"
-#include "lost.h"
-#include "recfile.h"
-#include "resolve.h"
-#include "sampler.h"
-#include "spawn.h"
-#include "symbols.h"
-#include "usock.h"
+#include "ingest/ingest.h"
+#include "data/lost.h"
+#include "session/recfile.h"
+#include "symbols/resolve.h"
+#include "outside/sampler.h"
+#include "session/spawn.h"
+#include "symbols/symbols.h"
+#include "ingest/usock.h"
 #include "util.h"
 static char tag_listen, tag_signal, tag_keys, tag_stderr, tag_ring;
 

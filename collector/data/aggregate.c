@@ -1,5 +1,5 @@
 /* aggregate.c - see aggregate.h. */
-#include "aggregate.h"
+#include "data/aggregate.h"
 #include "interval.h"
 
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <sys/random.h>
 
 #include "hashtab.h"
-#include "inuse.h"
+#include "data/inuse.h"
 #include "util.h"
 
 /*

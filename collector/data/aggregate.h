@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 struct agg_map {
 	uint64_t start, end, bias, pgoff;

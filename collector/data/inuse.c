@@ -2,7 +2,7 @@
  * inuse.c - what stays in use of the sampled allocations: inuse.h says
  * what; an allocation waits here, keyed by (image, id), until its free.
  */
-#include "inuse.h"
+#include "data/inuse.h"
 
 #include <stdlib.h>
 #include "hashtab.h"

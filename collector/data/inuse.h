@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 enum { INUSE_NONE, INUSE_ALLOC, INUSE_FREED };
 

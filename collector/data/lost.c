@@ -1,13 +1,13 @@
 /*
  * lost.c - how the summaries say what was lost (see lost.h).
  */
-#include "lost.h"
+#include "data/lost.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 uint64_t lost_total(const uint64_t lost[PROBE_LOST_REASON_MAX])
 {

@@ -6,7 +6,7 @@
  * the frame, and a frame must decode to exactly its size.  Strings are copied
  * NUL-terminated into the reader's scratch so callers never see raw bytes.
  */
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 #include "probe/bytes.h"
 
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* flame.c - see flame.h: the flame graph's tree, its layout, and escaping. */
-#include "flame.h"
+#include "flame/flame.h"
 
 #include <inttypes.h>
 #include <math.h>

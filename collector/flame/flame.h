@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
+#include "format/format.h"
 
 #define FLAME_SETS 2
 

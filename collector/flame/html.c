@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame.h"
+#include "flame/flame.h"
 #include "hashtab.h"
 #include "util.h"
 

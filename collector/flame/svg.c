@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame.h"
+#include "flame/flame.h"
 #include "util.h"
 
 #define SVG_WIDTH 1200          /* default --width */

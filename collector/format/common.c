@@ -1,16 +1,16 @@
 /* common.c - what every format shares (format.h): header lines, percentages, keys. */
-#include "format.h"
-#include "inuse.h"
-#include "flame.h"
+#include "format/format.h"
+#include "data/inuse.h"
+#include "flame/flame.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "lost.h"
+#include "data/lost.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 void report_ctx_init(struct report_ctx *c, const struct report_opts *o,
 		     const struct agg *a, struct resolver *r)

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "format.h"
+#include "format/format.h"
 #include "util.h"
 
 struct folded_line {

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "aggregate.h"
-#include "resolve.h"
+#include "data/aggregate.h"
+#include "symbols/resolve.h"
 
 struct report_ctx;
 

@@ -1,5 +1,5 @@
 /* outfile.c - see outfile.h. */
-#include "outfile.h"
+#include "format/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "util.h"
 
 #define INLINED_SUFFIX " [inlined]"

@@ -59,10 +59,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "hashtab.h"
-#include "lost.h"
-#include "pprof_merge.h"
+#include "data/lost.h"
+#include "format/pprof_merge.h"
 #include "profile.pb-c.h"
 #include "util.h"
 

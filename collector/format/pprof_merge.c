@@ -3,7 +3,7 @@
  * Each body is unpacked (protobuf-c), renumbered in place, and the merged
  * profile points at their messages while it is packed; then they are freed.
  */
-#include "pprof_merge.h"
+#include "format/pprof_merge.h"
 
 #include <stdlib.h>
 #include <string.h>

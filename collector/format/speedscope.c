@@ -46,10 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "hashtab.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 struct sframe {
 	uint32_t loc;

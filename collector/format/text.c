@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "format.h"
+#include "format/format.h"
 #include "util.h"
 
 struct row_key {

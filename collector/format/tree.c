@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "hashtab.h"
-#include "format.h"
+#include "format/format.h"
 #include "util.h"
 
 #define TREE_DEFAULT_LIMIT 0.5

@@ -7,7 +7,7 @@
  * deltas are the wire's encoding already, copied as they are once checked),
  * and the slot's counters and names become LOST and THREAD frames.
  */
-#include "arena_read.h"
+#include "ingest/arena_read.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -23,8 +23,8 @@
 
 #include "probe/arena.h"
 #include "probe/bytes.h"
-#include "ingest.h"
-#include "jit.h"
+#include "ingest/ingest.h"
+#include "ingest/jit.h"
 #include "util.h"
 
 #define BATCH (256u * 1024)             /* a SAMPLES frame, about */

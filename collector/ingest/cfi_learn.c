@@ -12,7 +12,7 @@
  * Absolute pointers (absptr) get the same adjustment.  Every read is
  * bounded by the mapping: the file is untrusted.
  */
-#include "cfi_learn.h"
+#include "ingest/cfi_learn.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gopclntab.h"
+#include "symbols/gopclntab.h"
 #include "probe/cfa.h"
 #include "util.h"
 

@@ -2,10 +2,10 @@
  * ingest.c - accepting the processes' connections and reading their frames,
  * for probe record and probe top (see ingest.h).
  */
-#include "ingest.h"
+#include "ingest/ingest.h"
 
-#include "arena_read.h"
-#include "scrub.h"
+#include "ingest/arena_read.h"
+#include "ingest/scrub.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "usock.h"
+#include "ingest/usock.h"
 #include "util.h"
 
 void ingest_note(struct ingest *in, enum ingest_note kind, const char *fmt, ...)

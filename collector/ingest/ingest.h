@@ -83,9 +83,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cfi_learn.h"
-#include "peer.h"
-#include "wire_decode.h"
+#include "ingest/cfi_learn.h"
+#include "ingest/peer.h"
+#include "data/wire_decode.h"
 
 /* Reads per connection per wakeup, so one busy process cannot starve others. */
 #define INGEST_READS 16

@@ -9,7 +9,7 @@
  * functions whose addresses are reused; a range costs the handler a few
  * compares and never misses once published.
  */
-#include "jit.h"
+#include "ingest/jit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include "hashtab.h"
 
-#include "ingest.h"
-#include "jitrule.h"
+#include "ingest/ingest.h"
+#include "ingest/jitrule.h"
 #include "util.h"
 
 #define REFRESH_MIN_NS (20ull * 1000000)

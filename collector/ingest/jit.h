@@ -45,7 +45,7 @@
 
 #include <stdint.h>
 
-#include "cfi_learn.h"
+#include "ingest/cfi_learn.h"
 
 struct ingest;
 struct ingest_conn;

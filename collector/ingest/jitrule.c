@@ -5,7 +5,7 @@
  * decoded; anything else ends the simulation (the frame-pointer rule, which
  * is what most JIT code wants).  Calls leave the stack as they found it.
  */
-#include "jitrule.h"
+#include "ingest/jitrule.h"
 
 #include <string.h>
 

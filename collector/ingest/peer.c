@@ -8,7 +8,7 @@
  * The file-system ids and groups are changed with raw system calls, on
  * this thread alone (glibc's setgroups would change every thread's).
  */
-#include "peer.h"
+#include "ingest/peer.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>

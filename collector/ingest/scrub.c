@@ -8,15 +8,15 @@
  * its own.  A frame that no longer names a file or a kernel address cannot
  * be misused anywhere downstream.
  */
-#include "scrub.h"
+#include "ingest/scrub.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
-#include "peer.h"
+#include "ingest/ingest.h"
+#include "ingest/peer.h"
 #include "util.h"
 
 /* Where the kernel's half of the address space starts (resolve.c's). */

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 struct ingest;
 struct ingest_conn;

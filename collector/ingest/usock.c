@@ -1,5 +1,5 @@
 /* usock.c - see usock.h. */
-#include "usock.h"
+#include "ingest/usock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * pgoff lies in [p_offset rounded down to a page, p_offset + p_filesz),
  * and start is the runtime address of file offset pgoff.
  */
-#include "elfmap.h"
+#include "outside/elfmap.h"
 
 #include <fcntl.h>
 #include <gelf.h>

@@ -4,7 +4,7 @@
  * moves data_head, we read up to it (acquire) and give the room back by
  * moving data_tail (release); a record that wraps is copied whole first.
  */
-#include "perfring.h"
+#include "outside/perfring.h"
 
 #include <errno.h>
 #include <inttypes.h>

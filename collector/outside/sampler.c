@@ -4,7 +4,7 @@
  * (perfring.c): a thread the target starts after we opened ours is
  * sampled too, as perf record -p samples it.
  */
-#include "sampler.h"
+#include "outside/sampler.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "perfring.h"
+#include "session/events.h"
+#include "outside/perfring.h"
 #include "util.h"
 
 struct sampler {

@@ -35,8 +35,8 @@
 #include <sys/types.h>
 
 #include "cmdopt.h"
-#include "translate.h"
-#include "wire_decode.h"
+#include "outside/translate.h"
+#include "data/wire_decode.h"
 
 #define SAMPLER_READ_MS 100
 /* STACK_USER's copy, bytes: see docs/architecture.md ("Sampling from outside"). */

@@ -4,7 +4,7 @@
  * emit at once; a process's MAPs are kept so that a fork's child, and a
  * HELLO sent late, can have them.
  */
-#include "translate.h"
+#include "outside/translate.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -17,10 +17,10 @@
 #include <unistd.h>
 #include "hashtab.h"
 
-#include "cfi_learn.h"
-#include "elfmap.h"
+#include "ingest/cfi_learn.h"
+#include "outside/elfmap.h"
 #include "probe/wire.h"
-#include "unwind_copy.h"
+#include "outside/unwind_copy.h"
 #include "util.h"
 
 struct omap {

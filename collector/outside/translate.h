@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perfring.h"
+#include "outside/perfring.h"
 
 typedef void (*outside_emit_fn)(void *ctx, const uint8_t *frame, size_t len);
 

@@ -4,7 +4,7 @@
  * instead of the live stack: every read goes through word(), which knows
  * where the copy ends.
  */
-#include "unwind_copy.h"
+#include "outside/unwind_copy.h"
 
 #include <string.h>
 

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "perfring.h"
+#include "outside/perfring.h"
 
 typedef uint64_t (*unwind_rule_fn)(void *ctx, uint64_t addr);
 

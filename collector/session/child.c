@@ -1,7 +1,7 @@
 /*
  * child.c - collecting the profiled command's exit status (see child.h).
  */
-#include "child.h"
+#include "session/child.h"
 
 #include <errno.h>
 #include <sys/wait.h>

@@ -1,5 +1,5 @@
 /* events.c - see events.h. */
-#include "events.h"
+#include "session/events.h"
 #include "probe/events.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* recfile.c - see recfile.h: writing a recording, and reading it back. */
-#include "recfile.h"
+#include "session/recfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 
 #include "probe/wire.h"
 #include "util.h"
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 #define RECFILE_BUF (1u << 20)
 

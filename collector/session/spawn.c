@@ -1,5 +1,5 @@
 /* spawn.c - see spawn.h. */
-#include "spawn.h"
+#include "session/spawn.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "events.h"
+#include "session/events.h"
 
 struct child_settings {
 	const char *libprobe, *socket, *event;

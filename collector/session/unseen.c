@@ -6,7 +6,7 @@
  * reading /proc needs nothing, and being the command's subreaper keeps
  * every descendant in our tree even when its parent dies first.
  */
-#include "unseen.h"
+#include "session/unseen.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -5,10 +5,10 @@
  * MiniDebugInfo (.gnu_debugdata, xz-compressed; liblzma loaded when first
  * needed).  symbols.h's contract says which is tried when.
  */
-#include "symobj.h"
-#include "gopclntab.h"
-#include "kallsyms.h"
-#include "ehframe.h"
+#include "symbols/symobj.h"
+#include "symbols/gopclntab.h"
+#include "symbols/kallsyms.h"
+#include "symbols/ehframe.h"
 #include "interval.h"
 
 #include <dlfcn.h>

@@ -8,7 +8,7 @@
  * two agree on all but 6, where libiberty writes a call inside a decltype
  * with an extra pair of parentheses (as c++filt does).
  */
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 #include <libiberty/demangle.h>
 

@@ -4,10 +4,10 @@
  * units indexed by address range, each unit's scopes on first use), or,
  * in a Go binary without DWARF, from its .gopclntab (gopclntab.h).
  */
-#include "symobj.h"
-#include "gopclntab.h"
-#include "kallsyms.h"
-#include "ehframe.h"
+#include "symbols/symobj.h"
+#include "symbols/gopclntab.h"
+#include "symbols/kallsyms.h"
+#include "symbols/ehframe.h"
 #include "interval.h"
 
 #include <dlfcn.h>

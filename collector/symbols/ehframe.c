@@ -1,5 +1,5 @@
 /* ehframe.c - see ehframe.h. */
-#include "ehframe.h"
+#include "symbols/ehframe.h"
 
 #include <stdlib.h>
 #include <string.h>

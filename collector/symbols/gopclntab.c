@@ -5,7 +5,7 @@
  * nfunc + 1 pairs (entry offset from textStart, _func offset from
  * functab), sorted, the last one the end of the text.
  */
-#include "gopclntab.h"
+#include "symbols/gopclntab.h"
 
 #include <elf.h>
 #include <string.h>

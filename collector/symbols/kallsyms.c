@@ -1,5 +1,5 @@
 /* kallsyms.c - see kallsyms.h. */
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* resolve.c - see resolve.h. */
-#include "resolve.h"
-#include "kallsyms.h"
+#include "symbols/resolve.h"
+#include "symbols/kallsyms.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "demangle.h"
+#include "symbols/demangle.h"
 #include "hashtab.h"
 #include "strpool.h"
 #include "util.h"

@@ -46,8 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aggregate.h"
-#include "symbols.h"
+#include "data/aggregate.h"
+#include "symbols/symbols.h"
 
 /* The profiler's own library, recognised by its mapping's basename. */
 #define PROBE_LIB_BASENAME "libprobe.so"

@@ -5,10 +5,10 @@
  * Debug files are found in debugfile.c; DWARF's inline frames and lines
  * are read in dwarf_lines.c; symobj.h is what the three share.
  */
-#include "symobj.h"
-#include "gopclntab.h"
-#include "kallsyms.h"
-#include "ehframe.h"
+#include "symbols/symobj.h"
+#include "symbols/gopclntab.h"
+#include "symbols/kallsyms.h"
+#include "symbols/ehframe.h"
 #include "interval.h"
 
 #include <dlfcn.h>

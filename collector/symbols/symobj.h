@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
-#include "symbols.h"
+#include "symbols/symbols.h"
 
 struct sym {
 	uint64_t addr, end;

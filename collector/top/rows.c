@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "top_state.h"
+#include "top/top_state.h"
 #include "util.h"
 
 /* ---- the snapshot and the rows -------------------------------------- */

@@ -11,15 +11,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "aggregate.h"
+#include "data/aggregate.h"
 #include "cmdopt.h"
 #include "hashtab.h"
-#include "ingest.h"
-#include "recfile.h"
-#include "resolve.h"
-#include "symbols.h"
+#include "ingest/ingest.h"
+#include "session/recfile.h"
+#include "symbols/resolve.h"
+#include "symbols/symbols.h"
 
-#include "wire_decode.h"
+#include "data/wire_decode.h"
 
 /* How long to wait for connections to close after the command exited. */
 #define DRAIN_NS 2000000000ull

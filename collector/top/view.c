@@ -11,9 +11,9 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "format.h"
-#include "lost.h"
-#include "top_state.h"
+#include "format/format.h"
+#include "data/lost.h"
+#include "top/top_state.h"
 #include "util.h"
 
 char status_msg[256];
