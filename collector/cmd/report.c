@@ -744,6 +744,240 @@ static int report_events(struct report_opts *o, struct filters *fl, int header,
 	return rc;
 }
 
+/* What the command line says: the options, then the file. */
+struct report_args {
+	struct report_opts o;
+	struct filters fl;
+	int header;             /* 1: --header, 2: --header-only */
+	int want_tree;          /* -g: 1 a tree, -1 not, 0 not said */
+	int format_set, by_event, signatures;
+	const char *event;
+	char msg[256];
+};
+
+/* The filters (--comms, --dsos, --symbols, --pid, --tid, --time): 0, 1 not one, -1 said. */
+static int filter_option(struct report_args *a, int c)
+{
+	switch (c) {
+	case 'c':
+		if (parse_names(optarg, &a->fl.comms) < 0) {
+			usage_error("bad --comms '%s': use a comma list of thread names", optarg);
+			return -1;
+		}
+		break;
+	case 'd':
+		if (parse_names(optarg, &a->fl.dsos) < 0) {
+			usage_error("bad --dsos '%s': use a comma list of modules (libc.so.6 "
+				    "or its path)", optarg);
+			return -1;
+		}
+		break;
+	case 'S':
+		if (parse_names(optarg, &a->fl.syms) < 0) {
+			usage_error("bad --symbols '%s': use a comma list of function names",
+				    optarg);
+			return -1;
+		}
+		break;
+	case OPT_PID:
+		if (parse_ids(optarg, &a->fl.pids) < 0) {
+			usage_error("bad --pid '%s': use a comma list of process ids", optarg);
+			return -1;
+		}
+		break;
+	case OPT_TID:
+		if (parse_ids(optarg, &a->fl.tids) < 0) {
+			usage_error("bad --tid '%s': use a comma list of thread ids", optarg);
+			return -1;
+		}
+		break;
+	case OPT_TIME:
+		if (parse_time(optarg, &a->fl) < 0) {
+			usage_error("bad --time '%s': use START,END in seconds from the start "
+				    "of the recording, either may be empty (1.5,3 or ,2.5 or "
+				    "1,), START not after END", optarg);
+			return -1;
+		}
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* One option (filter_option's first): 0, or -1 after a usage error. */
+static int report_option(struct report_args *a, int c)
+{
+	uint64_t width;
+	int f = filter_option(a, c);
+	if (f <= 0)
+		return f;
+	switch (c) {
+	case OPT_CHILDREN:
+		a->o.children = 1;
+		break;
+	case OPT_NO_CHILDREN:
+		a->o.children = -1;
+		break;
+	case 'g': {
+		int tree;
+		if (parse_callgraph(optarg, &a->o, &tree, a->msg, sizeof(a->msg)) < 0) {
+			usage_error("bad -g '%s': %s", optarg, a->msg);
+			return -1;
+		}
+		a->want_tree = tree ? 1 : -1;
+		break;
+	}
+	case 'G':
+		a->o.callee = 1;
+		a->o.inverted = 1;
+		a->want_tree = 1;
+		break;
+	case 'n':
+		break;
+	case 'q':
+		a->o.quiet = 1;
+		probe_no_warnings = 1;
+		break;
+	case OPT_HEADER:
+		a->header = a->header ? a->header : 1;
+		break;
+	case OPT_HEADER_ONLY:
+		a->header = 2;
+		break;
+	case OPT_EVENT:
+		a->event = optarg;
+		break;
+	case OPT_SIGNATURES:
+		a->signatures = 1;
+		break;
+	case OPT_MAX_MEMORY:
+		if (parse_u64(optarg, &memory_mib) < 0 || memory_mib > (1u << 30)) {
+			usage_error("bad --max-memory '%s': use MiB, 0 for no bound",
+				    optarg);
+			return -1;
+		}
+		break;
+	case 'i':
+		a->o.file = optarg;
+		break;
+	case 'f':
+		if (!(a->o.format = format_find(optarg))) {
+			usage_error("unknown format '%s' (use %s)", optarg, format_names());
+			return -1;
+		}
+		a->format_set = 1;
+		break;
+	case 't':
+		a->o.format = format_find("tree");
+		a->format_set = 1;
+		break;
+	case 'o':
+		a->o.output = optarg;
+		break;
+	case 'T':
+		a->o.title = optarg;
+		break;
+	case 'W':
+		if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
+			usage_error("bad --width '%s': use a number of pixels "
+				    "from 100 to 100000", optarg);
+			return -1;
+		}
+		a->o.width = (unsigned)width;
+		break;
+	case 'V':
+		a->o.inverted = 1;
+		a->o.callee = 1;   /* the tree too: perf's -G, --inverted */
+		break;
+	case 's':
+		if (parse_keys(optarg, &a->o, &a->by_event) < 0) {
+			usage_error("bad --sort '%s': use a comma list of distinct "
+				    "pid, tid, comm, exe, sym, dso, srcline, event",
+				    optarg);
+			return -1;
+		}
+		break;
+	case 'L':
+		a->o.keys[0] = KEY_SRCLINE;
+		a->o.keys[1] = KEY_SYM;
+		a->o.nkeys = 2;
+		a->o.format = format_find("text");
+		a->format_set = 1;
+		break;
+	case 'M':
+		a->o.resolve.demangle = 0;
+		break;
+	case 'D':
+		a->o.resolve.demangle = 1;
+		break;
+	case 'N':
+		a->o.resolve.inline_frames = 0;
+		break;
+	case 'I':
+		a->o.resolve.inline_frames = 1;
+		break;
+	case 'p':
+		if (parse_percent(optarg, &a->o.percent_limit) < 0) {
+			usage_error("bad --percent-limit '%s': use a number from 0 to 100",
+				    optarg);
+			return -1;
+		}
+		a->o.percent_limit_set = 1;
+		break;
+	case 'O':
+		break;
+	}
+	return 0;
+}
+
+/* After the options: the file, the format -g and --tree made, the terminal's bounds. */
+static int report_settle(struct report_args *a, int argc, char **args)
+{
+	struct report_opts *o = &a->o;
+	if (optind < argc) {
+		if (o->file || optind + 1 < argc) {
+			usage_error("one recording at a time (extra '%s')",
+				    args[o->file ? optind : optind + 1]);
+			return -1;
+		}
+		o->file = args[optind];
+	}
+	if (!o->file)
+		o->file = "probe.data";
+	int texty = o->format == format_find("text") || o->format == format_find("stdio");
+	if (a->want_tree == 1 && texty)
+		o->format = format_find("tree");
+	else if (a->want_tree == -1 && o->format == format_find("tree") && !a->format_set)
+		o->format = format_find("text");
+	texty = o->format == format_find("text") || o->format == format_find("stdio");
+	/*
+	 * The terminal's reports name C++ functions as perf does, without
+	 * their parameter lists; the formats other tools read keep the full
+	 * signature (pprof, speedscope and flame graphs merge frames by name,
+	 * and overloads must stay apart there).
+	 */
+	o->resolve.short_names = !a->signatures && (texty || o->format == format_find("tree"));
+	if (a->header == 1 && !texty && o->format != format_find("tree")) {
+		usage_error("--header is for the text reports (text, tree), not --format %s: "
+			    "use --header-only for the header alone", o->format->name);
+		return -1;
+	}
+	if (o->format->binary && !o->output && isatty(1) && a->header != 2) {
+		usage_error("--format %s is binary: give -o FILE, or pipe it", o->format->name);
+		return -1;
+	}
+	if (o->format == format_find("tree") && !o->output)
+		o->columns = terminal_columns();
+	/* A terminal shows what fits: rows over 0.5 %, and how many are not. */
+	if (texty && !o->output && !o->percent_limit_set && !o->quiet && isatty(1)) {
+		o->percent_limit = 0.5;
+		o->tty_limit = 1;
+	}
+
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -782,236 +1016,40 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts o = { .file = NULL, .format = format_find("text") };
+	struct report_args a = { .o = { .file = NULL, .format = format_find("text") } };
 	memory_mib = REPORT_MEMORY_MIB;
-	o.keys[0] = KEY_SYM;
-	o.keys[1] = KEY_DSO;
-	o.nkeys = 2;
-	o.resolve.demangle = 1;
-	o.resolve.inline_frames = 1;
-	struct filters fl = { 0 };
-	int header = 0, want_tree = 0, format_set = 0, by_event = 0, signatures = 0;
-	const char *event = NULL;
-	char msg[256];
+	a.o.keys[0] = KEY_SYM;
+	a.o.keys[1] = KEY_DSO;
+	a.o.nkeys = 2;
+	a.o.resolve.demangle = 1;
+	a.o.resolve.inline_frames = 1;
 	char **owned;
 	size_t nowned;
 	char **args = join_g(argc, argv, &owned, &nowned, &argc);
 	int c, rc = 2;
 	opterr = 0;
 	optind = 1;
-	uint64_t width;
 	while ((c = getopt_long(argc, args, ":i:s:o:hMg:Gnqc:d:S:", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_CHILDREN:
-			o.children = 1;
-			break;
-		case OPT_NO_CHILDREN:
-			o.children = -1;
-			break;
-		case 'g': {
-			int tree;
-			if (parse_callgraph(optarg, &o, &tree, msg, sizeof(msg)) < 0) {
-				usage_error("bad -g '%s': %s", optarg, msg);
-				goto out;
-			}
-			want_tree = tree ? 1 : -1;
-			break;
-		}
-		case 'G':
-			o.callee = 1;
-			o.inverted = 1;
-			want_tree = 1;
-			break;
-		case 'n':
-			break;
-		case 'q':
-			o.quiet = 1;
-			probe_no_warnings = 1;
-			break;
-		case 'c':
-			if (parse_names(optarg, &fl.comms) < 0) {
-				usage_error("bad --comms '%s': use a comma list of thread names", optarg);
-				goto out;
-			}
-			break;
-		case 'd':
-			if (parse_names(optarg, &fl.dsos) < 0) {
-				usage_error("bad --dsos '%s': use a comma list of modules (libc.so.6 "
-					    "or its path)", optarg);
-				goto out;
-			}
-			break;
-		case 'S':
-			if (parse_names(optarg, &fl.syms) < 0) {
-				usage_error("bad --symbols '%s': use a comma list of function names",
-					    optarg);
-				goto out;
-			}
-			break;
-		case OPT_PID:
-			if (parse_ids(optarg, &fl.pids) < 0) {
-				usage_error("bad --pid '%s': use a comma list of process ids", optarg);
-				goto out;
-			}
-			break;
-		case OPT_TID:
-			if (parse_ids(optarg, &fl.tids) < 0) {
-				usage_error("bad --tid '%s': use a comma list of thread ids", optarg);
-				goto out;
-			}
-			break;
-		case OPT_TIME:
-			if (parse_time(optarg, &fl) < 0) {
-				usage_error("bad --time '%s': use START,END in seconds from the start "
-					    "of the recording, either may be empty (1.5,3 or ,2.5 or "
-					    "1,), START not after END", optarg);
-				goto out;
-			}
-			break;
-		case OPT_HEADER:
-			header = header ? header : 1;
-			break;
-		case OPT_HEADER_ONLY:
-			header = 2;
-			break;
-		case OPT_EVENT:
-			event = optarg;
-			break;
-		case OPT_SIGNATURES:
-			signatures = 1;
-			break;
-		case OPT_MAX_MEMORY:
-			if (parse_u64(optarg, &memory_mib) < 0 || memory_mib > (1u << 30)) {
-				usage_error("bad --max-memory '%s': use MiB, 0 for no bound",
-					    optarg);
-				goto out;
-			}
-			break;
-		case 'i':
-			o.file = optarg;
-			break;
-		case 'f':
-			if (!(o.format = format_find(optarg))) {
-				usage_error("unknown format '%s' (use %s)", optarg, format_names());
-				goto out;
-			}
-			format_set = 1;
-			break;
-		case 't':
-			o.format = format_find("tree");
-			format_set = 1;
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'T':
-			o.title = optarg;
-			break;
-		case 'W':
-			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
-				usage_error("bad --width '%s': use a number of pixels "
-					    "from 100 to 100000", optarg);
-				goto out;
-			}
-			o.width = (unsigned)width;
-			break;
-		case 'V':
-			o.inverted = 1;
-			o.callee = 1;   /* the tree too: perf's -G, --inverted */
-			break;
-		case 's':
-			if (parse_keys(optarg, &o, &by_event) < 0) {
-				usage_error("bad --sort '%s': use a comma list of distinct "
-					    "pid, tid, comm, exe, sym, dso, srcline, event",
-					    optarg);
-				goto out;
-			}
-			break;
-		case 'L':
-			o.keys[0] = KEY_SRCLINE;
-			o.keys[1] = KEY_SYM;
-			o.nkeys = 2;
-			o.format = format_find("text");
-			format_set = 1;
-			break;
-		case 'M':
-			o.resolve.demangle = 0;
-			break;
-		case 'D':
-			o.resolve.demangle = 1;
-			break;
-		case 'N':
-			o.resolve.inline_frames = 0;
-			break;
-		case 'I':
-			o.resolve.inline_frames = 1;
-			break;
-		case 'p':
-			if (parse_percent(optarg, &o.percent_limit) < 0) {
-				usage_error("bad --percent-limit '%s': use a number from 0 to 100",
-					    optarg);
-				goto out;
-			}
-			o.percent_limit_set = 1;
-			break;
-		case 'O':
-			break;
-		case 'h':
+		if (c == 'h') {
 			report_usage(stdout);
 			rc = 0;
 			goto out;
-		default:
+		}
+		if (c == '?' || c == ':') {
 			rc = cmd_bad_option("report", c, args);
 			goto out;
 		}
-	}
-	if (optind < argc) {
-		if (o.file || optind + 1 < argc) {
-			usage_error("one recording at a time (extra '%s')",
-				    args[o.file ? optind : optind + 1]);
+		if (report_option(&a, c) < 0)
 			goto out;
-		}
-		o.file = args[optind];
 	}
-	if (!o.file)
-		o.file = "probe.data";
-	int texty = o.format == format_find("text") || o.format == format_find("stdio");
-	if (want_tree == 1 && texty)
-		o.format = format_find("tree");
-	else if (want_tree == -1 && o.format == format_find("tree") && !format_set)
-		o.format = format_find("text");
-	texty = o.format == format_find("text") || o.format == format_find("stdio");
-	/*
-	 * The terminal's reports name C++ functions as perf does, without
-	 * their parameter lists; the formats other tools read keep the full
-	 * signature (pprof, speedscope and flame graphs merge frames by name,
-	 * and overloads must stay apart there).
-	 */
-	o.resolve.short_names = !signatures && (texty || o.format == format_find("tree"));
-	if (header == 1 && !texty && o.format != format_find("tree")) {
-		usage_error("--header is for the text reports (text, tree), not --format %s: "
-			    "use --header-only for the header alone", o.format->name);
-		goto out;
-	}
-	if (o.format->binary && !o.output && isatty(1) && header != 2) {
-		usage_error("--format %s is binary: give -o FILE, or pipe it", o.format->name);
-		goto out;
-	}
-	if (o.format == format_find("tree") && !o.output)
-		o.columns = terminal_columns();
-	/* A terminal shows what fits: rows over 0.5 %, and how many are not. */
-	if (texty && !o.output && !o.percent_limit_set && !o.quiet && isatty(1)) {
-		o.percent_limit = 0.5;
-		o.tty_limit = 1;
-	}
-
-	rc = report_events(&o, &fl, header, event, by_event);
+	if (report_settle(&a, argc, args) == 0)
+		rc = report_events(&a.o, &a.fl, a.header, a.event, a.by_event);
 out:
-	names_free(&fl.comms);
-	names_free(&fl.pids);
-	names_free(&fl.tids);
-	names_free(&fl.dsos);
-	names_free(&fl.syms);
+	names_free(&a.fl.comms);
+	names_free(&a.fl.pids);
+	names_free(&a.fl.tids);
+	names_free(&a.fl.dsos);
+	names_free(&a.fl.syms);
 	for (size_t i = 0; i < nowned; i++)
 		free(owned[i]);
 	free(owned);
