@@ -587,6 +587,186 @@ static pid_t start_command(struct top *t, char **env, const sigset_t *old, int *
 	return p;
 }
 
+/* Where programs connect: a socket of this user's, or none (outside). */
+static int top_socket(struct top *t, const char *dir)
+{
+	if (t->o->argv) {
+		t->sock = xasprintf("%s/top-%ld.sock", dir, (long)getpid());
+	} else {
+		t->sock = xasprintf("%s/top.sock", dir);
+		if (usock_live(t->sock)) {
+			probe_err("another probe top is already watching %s; quit it first, or "
+				  "give a command to run (probe top -- CMD)", t->sock);
+			free(t->sock);
+			t->sock = NULL;
+			return -1;
+		}
+	}
+	t->in.lfd = usock_listen(t->sock);
+	if (t->in.lfd < 0) {
+		free(t->sock);
+		t->sock = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The signals into a signalfd, and the epoll set (the socket, unless outside). */
+static int top_loop_setup(struct top *t, int outside, sigset_t *old)
+{
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, old);
+	t->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	t->in.ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
+	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
+	if (t->sfd < 0 || t->in.ep < 0 ||
+	    (!outside && epoll_ctl(t->in.ep, EPOLL_CTL_ADD, t->in.lfd, &ev) < 0) ||
+	    epoll_ctl(t->in.ep, EPOLL_CTL_ADD, t->sfd, &sev) < 0) {
+		probe_err("cannot set up the event loop: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What is watched: processes from outside (-p, -t, -a), the command, or
+ * whatever connects (said, so that it can be copied).  0, or -1 with *rc.
+ */
+static int top_start(struct top *t, int outside, const char *lib, char ***env,
+		     const sigset_t *old, int *rc)
+{
+	const struct top_opts *o = t->o;
+	if (outside) {
+		size_t n = 0;
+		int *tasks = o->all ? NULL : sampler_tasks("top", o->pids ? o->pids : o->tids,
+							   o->tids != NULL, &n);
+		if (!o->all && !tasks) {
+			*rc = 2;
+			return -1;
+		}
+		t->smp = sampler_open(tasks, n, o->all, &o->smp, SAMPLER_STACK_DEFAULT, 0,
+				      outside_frame, t);
+		free(tasks);
+		return !t->smp || sampler_watch(t->smp, t->in.ep, &tag_ring) < 0 ? -1 : 0;
+	}
+	if (o->argv) {
+		struct child_settings cs = { lib, t->sock, o->smp.event, o->smp.use_period,
+					     o->smp.value, &o->smp.ev, NULL, 0, 0, 0, o->smp.offcpu,
+					     o->smp.timer, o->smp.alloc, o->smp.alloc_only };
+		*env = child_environ(&cs);
+		t->child = start_command(t, *env, old, rc);
+		if (t->child < 0) {
+			if (t->saving)
+				recfile_discard(&t->out);
+			t->saving = 0;
+			return -1;
+		}
+		return 0;
+	}
+	char *line = xasprintf("start programs to watch with:  PROBE_SOCKET=%s "
+			       "LD_PRELOAD=%s PROGRAM [ARG...]", t->sock, lib);
+	if (t->tty)
+		snprintf(status_msg, sizeof(status_msg), "%s", line);
+	/* Printed as is, before the view, so it can be copied. */
+	printf("%s\n", line);
+	fflush(stdout);
+	free(line);
+	return 0;
+}
+
+/* The full-screen view (curses), its keys in the epoll set, first drawn. */
+static int top_terminal(struct top *t)
+{
+	set_escdelay(25);
+	/* The terminal's character set: UTF-8 names shown as such, not as M-x. */
+	setlocale(LC_CTYPE, "");
+	if (!initscr()) {
+		probe_err("cannot start the terminal view (TERM=%s); run probe top "
+			  "with its output piped for plain-text snapshots",
+			  getenv("TERM") ? getenv("TERM") : "");
+		return -1;
+	}
+	errpipe_start(t);
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	struct epoll_event kev = { .events = EPOLLIN, .data.ptr = &tag_keys };
+	epoll_ctl(t->in.ep, EPOLL_CTL_ADD, STDIN_FILENO, &kev);
+	take_snapshot(t);
+	recompute(t);
+	draw(t);
+	return 0;
+}
+
+/* Quit while the command runs: stop it (SIGKILL if it lingers 2 s), its status. */
+static void top_end_command(struct top *t)
+{
+	if (!t->interrupted)
+		kill(t->child, SIGTERM);
+	int st = 0;
+	uint64_t t_kill = now_ns() + DRAIN_NS;
+	pid_t w;
+	while ((w = waitpid(t->child, &st, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
+		if (w == 0 && now_ns() >= t_kill) {
+			kill(t->child, SIGKILL);
+			t_kill = UINT64_MAX;
+		}
+		usleep(10000);
+	}
+	t->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	t->child_done = 1;
+}
+
+/* Everything t holds, given back. */
+static void top_free(struct top *t)
+{
+	if (t->in.ep >= 0)
+		close(t->in.ep);
+	if (t->sfd >= 0)
+		close(t->sfd);
+	if (t->in.lfd >= 0)
+		close(t->in.lfd);
+	sampler_close(t->smp);
+	if (t->sock)
+		unlink(t->sock);
+	free(t->sock);
+	if (t->in.sc.mem)
+		probe_scratch_free(&t->in.sc);
+	rows_clear(&t->rows);
+	free(t->rows.v);
+	free(t->down.v);
+	free(t->up.v);
+	free(t->tl);
+	struct cent *c, *ct;
+	HASH_ITER(hh, t->cents, c, ct) {
+		HASH_DEL(t->cents, c);
+		free(c);
+	}
+	struct pent *p, *pt;
+	HASH_ITER(hh, t->procs, p, pt) {
+		HASH_DEL(t->procs, p);
+		free(p->name);
+		free(p);
+	}
+	free(t->cvec);
+	free(t->frames);
+	free(t->stamp);
+	resolver_free(t->res);
+	if (t->syms)
+		symcache_free(t->syms);
+	if (t->agg)
+		agg_free(t->agg);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { 0 };
@@ -604,7 +784,7 @@ int cmd_top(int argc, char **argv)
 	char *lib = NULL, *dir = NULL;
 	char **env = NULL;
 	int curses = 0, hint = 0;
-	sigset_t mask, old;
+	sigset_t old;
 	sigemptyset(&old);
 	rc = 1;
 
@@ -615,28 +795,8 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	dir = outside ? NULL : usock_dir();
-	if (!dir && !outside)
+	if (!outside && (!dir || top_socket(&t, dir) < 0))
 		goto out;
-	if (outside) {
-		/* no socket: nothing connects */
-	} else if (o.argv) {
-		t.sock = xasprintf("%s/top-%ld.sock", dir, (long)getpid());
-	} else {
-		t.sock = xasprintf("%s/top.sock", dir);
-		if (usock_live(t.sock)) {
-			probe_err("another probe top is already watching %s; quit it first, or "
-				  "give a command to run (probe top -- CMD)", t.sock);
-			free(t.sock);
-			t.sock = NULL;
-			goto out;
-		}
-	}
-	t.in.lfd = outside ? -1 : usock_listen(t.sock);
-	if (t.in.lfd < 0 && !outside) {
-		free(t.sock);
-		t.sock = NULL;
-		goto out;
-	}
 	if (o.output) {
 		if (recfile_open(&t.out, o.output) < 0)
 			goto out;
@@ -650,88 +810,16 @@ int cmd_top(int argc, char **argv)
 				   .short_names = !top_signatures };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	t.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	t.in.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (t.sfd < 0 || t.in.ep < 0) {
-		probe_err("cannot set up the event loop: %s", strerror(errno));
+	if (top_loop_setup(&t, outside, &old) < 0)
 		goto out_mask;
-	}
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if ((!outside && epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.in.lfd, &ev) < 0) ||
-	    epoll_ctl(t.in.ep, EPOLL_CTL_ADD, t.sfd, &sev) < 0) {
-		probe_err("cannot set up the event loop: %s", strerror(errno));
-		goto out_mask;
-	}
-
 	t.t_start = t.last_tick = now_ns();
-	if (outside) {
-		size_t n = 0;
-		int *tasks = o.all ? NULL : sampler_tasks("top", o.pids ? o.pids : o.tids,
-							  o.tids != NULL, &n);
-		if (!o.all && !tasks) {
-			rc = 2;
-			goto out_mask;
-		}
-		t.smp = sampler_open(tasks, n, o.all, &o.smp, SAMPLER_STACK_DEFAULT, 0,
-				     outside_frame, &t);
-		free(tasks);
-		if (!t.smp || sampler_watch(t.smp, t.in.ep, &tag_ring) < 0)
-			goto out_mask;
-	} else if (o.argv) {
-		struct child_settings cs = { lib, t.sock, o.smp.event, o.smp.use_period, o.smp.value,
-					     &o.smp.ev, NULL, 0, 0, 0, o.smp.offcpu,
-					     o.smp.timer, o.smp.alloc, o.smp.alloc_only };
-		env = child_environ(&cs);
-		t.child = start_command(&t, env, &old, &rc);
-		if (t.child < 0) {
-			if (t.saving)
-				recfile_discard(&t.out);
-			t.saving = 0;
-			goto out_mask;
-		}
-	} else {
-		char *line = xasprintf("start programs to watch with:  PROBE_SOCKET=%s "
-				       "LD_PRELOAD=%s PROGRAM [ARG...]", t.sock, lib);
-		if (t.tty)
-			snprintf(status_msg, sizeof(status_msg), "%s", line);
-		/* Printed as is, before the view, so it can be copied. */
-		printf("%s\n", line);
-		fflush(stdout);
-		free(line);
-	}
+	if (top_start(&t, outside, lib, &env, &old, &rc) < 0)
+		goto out_mask;
 	ingest_raise_nofile();
-
 	if (t.tty) {
-		set_escdelay(25);
-		/* The terminal's character set: UTF-8 names shown as such, not as M-x. */
-		setlocale(LC_CTYPE, "");
-		if (!initscr()) {
-			probe_err("cannot start the terminal view (TERM=%s); run probe top "
-				  "with its output piped for plain-text snapshots",
-				  getenv("TERM") ? getenv("TERM") : "");
+		if (top_terminal(&t) < 0)
 			goto out_mask;
-		}
 		curses = 1;
-		errpipe_start(&t);
-		cbreak();
-		noecho();
-		keypad(stdscr, TRUE);
-		nodelay(stdscr, TRUE);
-		curs_set(0);
-		struct epoll_event kev = { .events = EPOLLIN, .data.ptr = &tag_keys };
-		epoll_ctl(t.in.ep, EPOLL_CTL_ADD, STDIN_FILENO, &kev);
-		take_snapshot(&t);
-		recompute(&t);
-		draw(&t);
 	}
 	run_loop(&t);
 	if (curses) {
@@ -739,24 +827,8 @@ int cmd_top(int argc, char **argv)
 		curses = 0;
 		errpipe_stop(&t);
 	}
-	if (o.argv && !t.child_done) {
-		/* Quit while the command runs: stop it (SIGKILL if it lingers 2 s). */
-		if (!t.interrupted)
-			kill(t.child, SIGTERM);
-		int st = 0;
-		uint64_t t_kill = now_ns() + DRAIN_NS;
-		pid_t w;
-		while ((w = waitpid(t.child, &st, WNOHANG)) == 0 ||
-		       (w < 0 && errno == EINTR)) {
-			if (w == 0 && now_ns() >= t_kill) {
-				kill(t.child, SIGKILL);
-				t_kill = UINT64_MAX;
-			}
-			usleep(10000);
-		}
-		t.status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-		t.child_done = 1;
-	}
+	if (o.argv && !t.child_done)
+		top_end_command(&t);
 	if (!t.tty && !t.finished) {
 		/* Interrupted: a last snapshot. */
 		t.finished = 1;
@@ -788,42 +860,7 @@ out_mask:
 out:
 	if (t.saving)
 		recfile_close(&t.out);
-	if (t.in.ep >= 0)
-		close(t.in.ep);
-	if (t.sfd >= 0)
-		close(t.sfd);
-	if (t.in.lfd >= 0)
-		close(t.in.lfd);
-	sampler_close(t.smp);
-	if (t.sock)
-		unlink(t.sock);
-	free(t.sock);
-	if (t.in.sc.mem)
-		probe_scratch_free(&t.in.sc);
-	rows_clear(&t.rows);
-	free(t.rows.v);
-	free(t.down.v);
-	free(t.up.v);
-	free(t.tl);
-	struct cent *c, *ct;
-	HASH_ITER(hh, t.cents, c, ct) {
-		HASH_DEL(t.cents, c);
-		free(c);
-	}
-	struct pent *p, *pt;
-	HASH_ITER(hh, t.procs, p, pt) {
-		HASH_DEL(t.procs, p);
-		free(p->name);
-		free(p);
-	}
-	free(t.cvec);
-	free(t.frames);
-	free(t.stamp);
-	resolver_free(t.res);
-	if (t.syms)
-		symcache_free(t.syms);
-	if (t.agg)
-		agg_free(t.agg);
+	top_free(&t);
 	free_environ(env);
 	free(dir);
 	free(lib);
