@@ -585,6 +585,145 @@ static int rd_sample(struct probe_rd *r, uint64_t base_ns, struct probe_sample *
 }
 
 /* probe_decode_frame's fields, read through r: where r stops, it stopped. */
+/* HELLO: its fields, checked; the extra events where there are some. */
+static int dec_hello(struct probe_rd *r, struct probe_msg *m, struct probe_scratch *sc,
+		     char err[PROBE_ERR_MAX], uint16_t flags)
+{
+	m->u.hello.version = (uint32_t)probe_rd_le(r, 4);
+	if (!r->bad && m->u.hello.version != PROBE_WIRE_VERSION) {
+		seterr(err, "HELLO speaks protocol version %" PRIu32
+		       ", expected %u (mixed probe versions?)",
+		       m->u.hello.version, PROBE_WIRE_VERSION);
+		return -1;
+	}
+	m->u.hello.ppid = (uint32_t)probe_rd_le(r, 4);
+	m->u.hello.event_type = (uint32_t)probe_rd_le(r, 4);
+	m->u.hello.event_config = probe_rd_le(r, 8);
+	m->u.hello.freq = (uint8_t)probe_rd_le(r, 1);
+	m->u.hello.value = probe_rd_le(r, 8);
+	m->u.hello.start_ns = probe_rd_le(r, 8);
+	m->u.hello.event_name = rd_str(r, sc);
+	m->u.hello.exe = rd_str(r, sc);
+	m->u.hello.comm = rd_str(r, sc);
+	m->u.hello.argc = (uint16_t)probe_rd_le(r, 2);
+	if (!r->bad && (m->u.hello.argc > PROBE_MAX_ARGS ||
+		     m->u.hello.freq > 1)) {
+		seterr(err, "HELLO has %u arguments or bad freq flag %u",
+		       m->u.hello.argc, m->u.hello.freq);
+		return -1;
+	}
+	for (unsigned i = 0; !r->bad && i < m->u.hello.argc; i++)
+		sc->argv[i] = rd_str(r, sc);
+	m->u.hello.argv = sc->argv;
+	m->u.hello.flags = flags;
+	if (!r->bad && r->p < r->end) {      /* the extra events (-e a,b) */
+		m->u.hello.nextra = (uint8_t)probe_rd_le(r, 1);
+		if (!r->bad && (m->u.hello.nextra == 0 ||
+			     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
+			seterr(err, "HELLO has %u extra events (1 to %u)",
+			       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
+			return -1;
+		}
+		for (unsigned i = 0; !r->bad && i < m->u.hello.nextra; i++) {
+			m->u.hello.extra[i].type = (uint32_t)probe_rd_le(r, 4);
+			m->u.hello.extra[i].config = probe_rd_le(r, 8);
+			m->u.hello.extra[i].name = rd_str(r, sc);
+		}
+	}
+	return 0;
+}
+
+/* MAP: a non-empty range, a build-id that fits, a path. */
+static int dec_map(struct probe_rd *r, struct probe_msg *m, struct probe_scratch *sc,
+		     char err[PROBE_ERR_MAX])
+{
+	m->u.map.start = probe_rd_le(r, 8);
+	m->u.map.end = probe_rd_le(r, 8);
+	m->u.map.bias = probe_rd_le(r, 8);
+	m->u.map.pgoff = probe_rd_le(r, 8);
+	m->u.map.build_id_len = (uint8_t)probe_rd_le(r, 1);
+	if (!r->bad && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
+		     m->u.map.start >= m->u.map.end)) {
+		seterr(err, "MAP with build-id of %u bytes or empty range "
+		       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
+		       m->u.map.start, m->u.map.end);
+		return -1;
+	}
+	if (!r->bad && (size_t)(r->end - r->p) >= m->u.map.build_id_len) {
+		memcpy(m->u.map.build_id, r->p, m->u.map.build_id_len);
+		r->p += m->u.map.build_id_len;
+	} else {
+		r->bad = 1;
+	}
+	m->u.map.path = rd_str(r, sc);
+	if (!r->bad && !m->u.map.path[0]) {
+		seterr(err, "MAP without a path");
+		return -1;
+	}
+	return 0;
+}
+
+/* SAMPLES: every sample checked now, so that iterating cannot fail. */
+static int dec_samples(struct probe_rd *r, struct probe_msg *m, struct probe_scratch *sc,
+		     char err[PROBE_ERR_MAX])
+{
+	m->u.samples.base_ns = probe_rd_le(r, 8);
+	m->u.samples.count = probe_rd_uleb(r);
+	if (!r->bad && m->u.samples.count == 0) {
+		seterr(err, "SAMPLES batch with no samples");
+		return -1;
+	}
+	const uint8_t *body = r->p;
+	/* Validate every sample now so iteration cannot fail later. */
+	for (uint64_t i = 0; !r->bad && i < m->u.samples.count; i++)
+		rd_sample(r, 0, NULL);
+	m->u.samples.p = body;
+	m->u.samples.end = r->p;
+	m->u.samples.left = m->u.samples.count;
+	return 0;
+}
+
+/* INFO: the recording's header. */
+static int dec_info(struct probe_rd *r, struct probe_msg *m, struct probe_scratch *sc,
+		     char err[PROBE_ERR_MAX])
+{
+	m->u.info.start_ns = probe_rd_le(r, 8);
+	m->u.info.start_real_ns = probe_rd_le(r, 8);
+	m->u.info.host = rd_str(r, sc);
+	m->u.info.sysname = rd_str(r, sc);
+	m->u.info.release = rd_str(r, sc);
+	m->u.info.version = rd_str(r, sc);
+	m->u.info.machine = rd_str(r, sc);
+	m->u.info.argc = (uint16_t)probe_rd_le(r, 2);
+	if (!r->bad && m->u.info.argc > PROBE_MAX_ARGS) {
+		seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
+		       PROBE_MAX_ARGS);
+		return -1;
+	}
+	for (unsigned i = 0; !r->bad && i < m->u.info.argc; i++)
+		sc->argv[i] = rd_str(r, sc);
+	m->u.info.argv = sc->argv;
+	return 0;
+}
+
+/* JIT: a name over a range that neither is empty nor wraps. */
+static int dec_jit(struct probe_rd *r, struct probe_msg *m, struct probe_scratch *sc,
+		     char err[PROBE_ERR_MAX])
+{
+	m->u.jit.start = probe_rd_le(r, 8);
+	m->u.jit.size = probe_rd_le(r, 8);
+	m->u.jit.source = (uint8_t)probe_rd_le(r, 1);
+	m->u.jit.name = rd_str(r, sc);
+	if (!r->bad && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
+		     m->u.jit.start)) {
+		seterr(err, "JIT entry with an empty or wrapping range "
+		       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
+		       m->u.jit.size);
+		return -1;
+	}
+	return 0;
+}
+
 static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 			struct probe_scratch *sc, char err[PROBE_ERR_MAX], struct probe_rd *r)
 {
@@ -595,95 +734,22 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 	sc->len = 0;
 
 	switch (m->type) {
-	case PROBE_F_HELLO: {
-		m->u.hello.version = (uint32_t)probe_rd_le(r, 4);
-		if (!r->bad && m->u.hello.version != PROBE_WIRE_VERSION) {
-			seterr(err, "HELLO speaks protocol version %" PRIu32
-			       ", expected %u (mixed probe versions?)",
-			       m->u.hello.version, PROBE_WIRE_VERSION);
+	case PROBE_F_HELLO:
+		if (dec_hello(r, m, sc, err, flags) < 0)
 			return -1;
-		}
-		m->u.hello.ppid = (uint32_t)probe_rd_le(r, 4);
-		m->u.hello.event_type = (uint32_t)probe_rd_le(r, 4);
-		m->u.hello.event_config = probe_rd_le(r, 8);
-		m->u.hello.freq = (uint8_t)probe_rd_le(r, 1);
-		m->u.hello.value = probe_rd_le(r, 8);
-		m->u.hello.start_ns = probe_rd_le(r, 8);
-		m->u.hello.event_name = rd_str(r, sc);
-		m->u.hello.exe = rd_str(r, sc);
-		m->u.hello.comm = rd_str(r, sc);
-		m->u.hello.argc = (uint16_t)probe_rd_le(r, 2);
-		if (!r->bad && (m->u.hello.argc > PROBE_MAX_ARGS ||
-			     m->u.hello.freq > 1)) {
-			seterr(err, "HELLO has %u arguments or bad freq flag %u",
-			       m->u.hello.argc, m->u.hello.freq);
-			return -1;
-		}
-		for (unsigned i = 0; !r->bad && i < m->u.hello.argc; i++)
-			sc->argv[i] = rd_str(r, sc);
-		m->u.hello.argv = sc->argv;
-		m->u.hello.flags = flags;
-		if (!r->bad && r->p < r->end) {      /* the extra events (-e a,b) */
-			m->u.hello.nextra = (uint8_t)probe_rd_le(r, 1);
-			if (!r->bad && (m->u.hello.nextra == 0 ||
-				     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
-				seterr(err, "HELLO has %u extra events (1 to %u)",
-				       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
-				return -1;
-			}
-			for (unsigned i = 0; !r->bad && i < m->u.hello.nextra; i++) {
-				m->u.hello.extra[i].type = (uint32_t)probe_rd_le(r, 4);
-				m->u.hello.extra[i].config = probe_rd_le(r, 8);
-				m->u.hello.extra[i].name = rd_str(r, sc);
-			}
-		}
 		break;
-	}
 	case PROBE_F_MAP:
-		m->u.map.start = probe_rd_le(r, 8);
-		m->u.map.end = probe_rd_le(r, 8);
-		m->u.map.bias = probe_rd_le(r, 8);
-		m->u.map.pgoff = probe_rd_le(r, 8);
-		m->u.map.build_id_len = (uint8_t)probe_rd_le(r, 1);
-		if (!r->bad && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
-			     m->u.map.start >= m->u.map.end)) {
-			seterr(err, "MAP with build-id of %u bytes or empty range "
-			       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
-			       m->u.map.start, m->u.map.end);
+		if (dec_map(r, m, sc, err) < 0)
 			return -1;
-		}
-		if (!r->bad && (size_t)(r->end - r->p) >= m->u.map.build_id_len) {
-			memcpy(m->u.map.build_id, r->p, m->u.map.build_id_len);
-			r->p += m->u.map.build_id_len;
-		} else {
-			r->bad = 1;
-		}
-		m->u.map.path = rd_str(r, sc);
-		if (!r->bad && !m->u.map.path[0]) {
-			seterr(err, "MAP without a path");
-			return -1;
-		}
 		break;
 	case PROBE_F_THREAD:
 		m->u.thread.tid = (uint32_t)probe_rd_le(r, 4);
 		m->u.thread.name = rd_str(r, sc);
 		break;
-	case PROBE_F_SAMPLES: {
-		m->u.samples.base_ns = probe_rd_le(r, 8);
-		m->u.samples.count = probe_rd_uleb(r);
-		if (!r->bad && m->u.samples.count == 0) {
-			seterr(err, "SAMPLES batch with no samples");
+	case PROBE_F_SAMPLES:
+		if (dec_samples(r, m, sc, err) < 0)
 			return -1;
-		}
-		const uint8_t *body = r->p;
-		/* Validate every sample now so iteration cannot fail later. */
-		for (uint64_t i = 0; !r->bad && i < m->u.samples.count; i++)
-			rd_sample(r, 0, NULL);
-		m->u.samples.p = body;
-		m->u.samples.end = r->p;
-		m->u.samples.left = m->u.samples.count;
 		break;
-	}
 	case PROBE_F_LOST:
 		m->u.lost.tid = (uint32_t)probe_rd_le(r, 4);
 		m->u.lost.reason = (uint32_t)probe_rd_le(r, 4);
@@ -703,35 +769,12 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		m->u.unprof.path = rd_str(r, sc);
 		break;
 	case PROBE_F_INFO:
-		m->u.info.start_ns = probe_rd_le(r, 8);
-		m->u.info.start_real_ns = probe_rd_le(r, 8);
-		m->u.info.host = rd_str(r, sc);
-		m->u.info.sysname = rd_str(r, sc);
-		m->u.info.release = rd_str(r, sc);
-		m->u.info.version = rd_str(r, sc);
-		m->u.info.machine = rd_str(r, sc);
-		m->u.info.argc = (uint16_t)probe_rd_le(r, 2);
-		if (!r->bad && m->u.info.argc > PROBE_MAX_ARGS) {
-			seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
-			       PROBE_MAX_ARGS);
+		if (dec_info(r, m, sc, err) < 0)
 			return -1;
-		}
-		for (unsigned i = 0; !r->bad && i < m->u.info.argc; i++)
-			sc->argv[i] = rd_str(r, sc);
-		m->u.info.argv = sc->argv;
 		break;
 	case PROBE_F_JIT:
-		m->u.jit.start = probe_rd_le(r, 8);
-		m->u.jit.size = probe_rd_le(r, 8);
-		m->u.jit.source = (uint8_t)probe_rd_le(r, 1);
-		m->u.jit.name = rd_str(r, sc);
-		if (!r->bad && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
-			     m->u.jit.start)) {
-			seterr(err, "JIT entry with an empty or wrapping range "
-			       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
-			       m->u.jit.size);
+		if (dec_jit(r, m, sc, err) < 0)
 			return -1;
-		}
 		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */
