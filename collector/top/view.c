@@ -504,6 +504,82 @@ void draw(struct top *t)
 	refresh();
 }
 
+/* A key while the filter is edited (/): the text, Enter sets it, Esc drops it. */
+static void key_edit(struct top *t, int ch)
+{
+	if (ch == 27) {
+		t->editing = 0;
+		t->filter[0] = 0;
+		t->edit_len = 0;
+	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		t->editing = 0;
+		memcpy(t->filter, t->edit, t->edit_len);
+		t->filter[t->edit_len] = 0;
+		t->sel = t->scroll = 0;
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (t->edit_len)
+			t->edit_len--;
+	} else if (ch >= 0x20 && ch < 0x7f && t->edit_len < FILTER_MAX - 1) {
+		t->edit[t->edit_len++] = (char)ch;
+	}
+	compute_rows(t);
+}
+
+/* A key that scrolls the call tree: 1 when it was one. */
+static int key_tree_scroll(struct top *t, int ch, int page)
+{
+	int moved = 1;
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		t->tscroll--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		t->tscroll++;
+		break;
+	case KEY_PPAGE:
+		t->tscroll -= page;
+		break;
+	case KEY_NPAGE:
+		t->tscroll += page;
+		break;
+	case KEY_HOME:
+		t->tscroll = 0;
+		break;
+	case KEY_END:
+		t->tscroll = (int)t->ntl;
+		break;
+	default:
+		moved = 0;
+	}
+	if (moved) {
+		if (t->tscroll >= (int)t->ntl)
+			t->tscroll = (int)t->ntl - 1;
+		if (t->tscroll < 0)
+			t->tscroll = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* f: the selected thread or process alone, by function. */
+static void key_focus(struct top *t)
+{
+	if ((t->group == G_THREAD || t->group == G_PROC) && t->sel < (int)t->rows.n) {
+		const struct row *r = &t->rows.v[t->sel];
+		t->focus = t->group;
+		t->focus_pid = r->pid;
+		t->focus_tid = r->tid;
+		t->focus_image = r->image;
+		t->group = G_FUNC;
+		t->sel = t->scroll = 0;
+	} else {
+		snprintf(status_msg, sizeof(status_msg),
+			 "f focuses a thread or process: group by thread or process first (g)");
+	}
+}
+
 static void on_key(struct top *t, int ch)
 {
 	if (t->help) {
@@ -511,60 +587,13 @@ static void on_key(struct top *t, int ch)
 		return;
 	}
 	if (t->editing) {
-		if (ch == 27) {
-			t->editing = 0;
-			t->filter[0] = 0;
-			t->edit_len = 0;
-		} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-			t->editing = 0;
-			memcpy(t->filter, t->edit, t->edit_len);
-			t->filter[t->edit_len] = 0;
-			t->sel = t->scroll = 0;
-		} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
-			if (t->edit_len)
-				t->edit_len--;
-		} else if (ch >= 0x20 && ch < 0x7f && t->edit_len < FILTER_MAX - 1) {
-			t->edit[t->edit_len++] = (char)ch;
-		}
-		compute_rows(t);
+		key_edit(t, ch);
 		return;
 	}
 	int page = page_rows();
-	if (t->tree) {
-		/* The call tree scrolls; the rows' selection stays. */
-		int moved = 1;
-		switch (ch) {
-		case KEY_UP:
-		case 'k':
-			t->tscroll--;
-			break;
-		case KEY_DOWN:
-		case 'j':
-			t->tscroll++;
-			break;
-		case KEY_PPAGE:
-			t->tscroll -= page;
-			break;
-		case KEY_NPAGE:
-			t->tscroll += page;
-			break;
-		case KEY_HOME:
-			t->tscroll = 0;
-			break;
-		case KEY_END:
-			t->tscroll = (int)t->ntl;
-			break;
-		default:
-			moved = 0;
-		}
-		if (moved) {
-			if (t->tscroll >= (int)t->ntl)
-				t->tscroll = (int)t->ntl - 1;
-			if (t->tscroll < 0)
-				t->tscroll = 0;
-			return;
-		}
-	}
+	/* The call tree scrolls; the rows' selection stays. */
+	if (t->tree && key_tree_scroll(t, ch, page))
+		return;
 	switch (ch) {
 	case 'q':
 	case 'Q':
@@ -587,18 +616,7 @@ static void on_key(struct top *t, int ch)
 		t->tree = 0;
 		break;
 	case 'f':
-		if ((t->group == G_THREAD || t->group == G_PROC) && t->sel < (int)t->rows.n) {
-			const struct row *r = &t->rows.v[t->sel];
-			t->focus = t->group;
-			t->focus_pid = r->pid;
-			t->focus_tid = r->tid;
-			t->focus_image = r->image;
-			t->group = G_FUNC;
-			t->sel = t->scroll = 0;
-		} else {
-			snprintf(status_msg, sizeof(status_msg),
-				 "f focuses a thread or process: group by thread or process first (g)");
-		}
+		key_focus(t);
 		break;
 	case 'F':
 		t->focus = 0;
