@@ -17,7 +17,7 @@
 #   - probe agent -p: the running process's pprof profile (go tool pprof);
 #   - refusals, said with what would allow them; probe record -a as root.
 . "$(dirname "$0")/lib.sh"
-plan 33
+plan 34
 W=
 trap '[ -n "$W" ] && kill "$W" 2>/dev/null; rm -rf "$T"' EXIT
 
@@ -40,6 +40,21 @@ set -- $(awk '{ n += $NF } /;main;/ { m += $NF } END { print n + 0, m + 0 }' "$T
 want=$(binom_min "$1" 0.99)
 [ "$1" -gt 10000 ] && [ "$2" -ge "$want" ]
 ok $? "static: $2 of $1 stacks reach main (want >= $want, 95 % is $(($1 * 95 / 100)))"
+
+# gold types a static executable's .eh_frame SHT_X86_64_UNWIND, not
+# PROGBITS (and gives it no .eh_frame_hdr): its stacks reach main too.
+if command -v ld.gold >/dev/null 2>&1 &&
+	cc -O2 -g -static -fomit-frame-pointer -fuse-ld=gold -I"$ROOT/tests" \
+		"$ROOT/tests/gt_leaf.c" -o "$T/leaf_gold" -lm 2>"$T/ccerr"; then
+	"$PROBE" record -q -F 4999 -o "$T/gold.probe" -- "$T/leaf_gold" 300 >/dev/null 2>&1
+	"$PROBE" report --format folded "$T/gold.probe" >"$T/folded" 2>&1
+	set -- $(awk '{ n += $NF } /;main;/ { m += $NF } END { print n + 0, m + 0 }' "$T/folded")
+	want=$(binom_min "$1" 0.99)
+	[ "$1" -gt 1000 ] && [ "$2" -ge "$want" ]
+	ok $? "static, linked by gold (.eh_frame of type X86_64_UNWIND): $2 of $1 stacks reach main (want >= $want)"
+else
+	skip "no gold linker (binutils-gold) to link a static program with"
+fi
 
 # ---- a stack deeper than the copy: [truncated], the header's share -------
 printf '#include <stdlib.h>\nstatic volatile unsigned long s;\n__attribute__((noinline)) void leaf(void) { for (int i = 0; i < 1000000; i++) s += i; }\n__attribute__((noinline)) int rec(int d) { volatile char pad[200]; pad[0] = d; if (!d) { for (int k = 0; k < 300; k++) leaf(); return pad[0]; } return rec(d - 1) + pad[0]; }\nint main(int c, char **v) { return rec(atoi(v[1])) & 1; }\n' >"$T/deep.c"

@@ -406,7 +406,8 @@ static void read_fdes(struct symobj *o, Elf *e)
 	}
 	if (!scn)
 		return;
-	if (sh.sh_type != SHT_PROGBITS || sh.sh_size == 0)
+	/* gold types it SHT_X86_64_UNWIND, ld.bfd SHT_PROGBITS. */
+	if ((sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) || sh.sh_size == 0)
 		return;
 	if (sh.sh_size > EHFRAME_MAX) {
 		probe_warn("%s: its .eh_frame is %llu bytes, more than any real one (a "
