@@ -184,13 +184,8 @@ int cmd_list(int argc, char **argv)
 	int kernel = event_kernel_refused() == 0;
 	size_t n;
 	const struct event_def *defs = events_table(&n);
-	char par[32] = "?";
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (f) {
-		if (fgets(par, sizeof(par), f))
-			par[strcspn(par, "\n")] = 0;
-		fclose(f);
-	}
+	char par[32];
+	event_paranoid(par, sizeof(par));
 	printf("# events this process can sample here, as probe record -e takes them "
 	       "(EVENT:u user space, :k kernel, :uk both)\n");
 	if (kernel)

@@ -584,23 +584,9 @@ int cmd_record(int argc, char **argv)
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out:
-	if (r.out.fd >= 0 && r.out.path)
-		recfile_close(&r.out);
-	if (r.in.ep >= 0)
-		close(r.in.ep);
-	if (r.sfd >= 0)
-		close(r.sfd);
-	if (r.in.lfd >= 0)
-		close(r.in.lfd);
+	rec_close(&r);
 	if (sock)
 		unlink(sock);
-	for (unsigned i = 0; i < r.nsmps; i++)
-		sampler_close(r.smps[i]);
-	if (r.in.sc.mem)
-		probe_scratch_free(&r.in.sc);
-	rec_set_free(&r.pids);
-	rec_set_free(&r.tids);
-	rec_procs_free(&r);
 	free_environ(env);
 	free(sock);
 	free(dir);

@@ -132,6 +132,7 @@ void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason, const char 
 int rec_dispatch(struct recorder *r, const struct epoll_event *evs, int n);
 void rec_run_loop(struct recorder *r);
 void rec_nocmd_loop(struct recorder *r);
+void rec_close(struct recorder *r);
 
 /* record_summary.c */
 int rec_set_add(struct id_ent **set, uint64_t id);

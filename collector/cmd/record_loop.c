@@ -549,3 +549,23 @@ void rec_nocmd_loop(struct recorder *r)
 	rec_samplers_finish(r);
 }
 
+
+/* Everything a recording holds, given back (its file closed if still open). */
+void rec_close(struct recorder *r)
+{
+	if (r->out.fd >= 0 && r->out.path)
+		recfile_close(&r->out);
+	if (r->in.ep >= 0)
+		close(r->in.ep);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->in.lfd >= 0)
+		close(r->in.lfd);
+	for (unsigned i = 0; i < r->nsmps; i++)
+		sampler_close(r->smps[i]);
+	if (r->in.sc.mem)
+		probe_scratch_free(&r->in.sc);
+	rec_set_free(&r->pids);
+	rec_set_free(&r->tids);
+	rec_procs_free(r);
+}

@@ -264,19 +264,7 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 		rc = 1;
 out:
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (unsigned i = 0; i < r.nsmps; i++)
-		sampler_close(r.smps[i]);
-	if (r.out.fd >= 0 && r.out.path)
-		recfile_close(&r.out);
-	if (r.in.ep >= 0)
-		close(r.in.ep);
-	if (r.sfd >= 0)
-		close(r.sfd);
-	if (r.in.sc.mem)
-		probe_scratch_free(&r.in.sc);
-	rec_set_free(&r.pids);
-	rec_set_free(&r.tids);
-	rec_procs_free(&r);
+	rec_close(&r);
 	free(tasks);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "session/events.h"
 #include "util.h"
 
 /*
@@ -166,12 +167,8 @@ static void say_refused(int err, int task)
 			  "belongs to another user; run as root or with CAP_PERFMON", task,
 			  strerror(err));
 	} else if (err == EACCES || err == EPERM) {
-		char buf[16] = "?";
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-		if (f && fgets(buf, sizeof buf, f))
-			buf[strcspn(buf, "\n")] = 0;
-		if (f)
-			fclose(f);
+		char buf[16];
+		event_paranoid(buf, sizeof buf);
 		probe_err("the kernel refused to sample %s from outside (%s; "
 			  "kernel.perf_event_paranoid is %s): run as root or with CAP_PERFMON, "
 			  "or lower it (sysctl kernel.perf_event_paranoid=%d)",

@@ -152,19 +152,14 @@ static void event_of(const struct sampling *smp, struct perfring_opts *o)
 static void offcpu_unseen_said(void)
 {
 	static int said;
-	char par[16] = "?";
-	FILE *f;
+	char par[16];
 	if (said++)
 		return;
-	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (f && fgets(par, sizeof par, f))
-		par[strcspn(par, "\n")] = 0;
-	if (f)
-		fclose(f);
 	probe_warn("--off-cpu from outside: the kernel times each switch off the CPU for "
 		   "any user, but its stack needs kernel sampling, which it refuses here "
 		   "(kernel.perf_event_paranoid is %s): waits are shown as [stack unknown]; "
-		   "run as root or with CAP_PERFMON, or lower it to 1, for their stacks", par);
+		   "run as root or with CAP_PERFMON, or lower it to 1, for their stacks",
+		   event_paranoid(par, sizeof par));
 }
 
 /* The ids the processes asked for are known by: -p's pids, -t's tids. */

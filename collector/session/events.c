@@ -118,6 +118,13 @@ static int read_line(const char *path, char *buf, size_t n)
 	return 0;
 }
 
+const char *event_paranoid(char *buf, size_t n)
+{
+	if (read_line("/proc/sys/kernel/perf_event_paranoid", buf, n) < 0)
+		snprintf(buf, n, "?");
+	return buf;
+}
+
 /* The PMU whose type is `type` (PERF_TYPE_RAW: the CPU's), or "" if none. */
 static void pmu_of_type(uint32_t type, char *out, size_t n)
 {
@@ -340,8 +347,8 @@ static int modifiers(const char *spec, const char *m, struct event_spec *ev,
 	if (k) {
 		int e = event_kernel_refused();
 		if (e) {
-			char par[32] = "?";
-			read_line("/proc/sys/kernel/perf_event_paranoid", par, sizeof(par));
+			char par[32];
+			event_paranoid(par, sizeof(par));
 			snprintf(err, errlen, "-e %s: kernel samples are not allowed here (%s): "
 				 "they need root, CAP_PERFMON or /proc/sys/kernel/"
 				 "perf_event_paranoid <= 1 (it is %s); use :u for user space only",

@@ -44,6 +44,8 @@ struct event_spec {
 
 int event_parse(const char *spec, struct event_spec *ev, char *err, size_t errlen);
 int event_kernel_refused(void);
+/* kernel.perf_event_paranoid as /proc says it ("?" when it cannot be read), in buf. */
+const char *event_paranoid(char *buf, size_t n);
 /* 0 when this process can open that sampling event (as libprobe does), else errno. */
 int event_try_open(uint32_t type, uint64_t config, uint64_t config1, uint64_t config2,
 		   int kernel);
