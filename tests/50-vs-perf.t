@@ -5,8 +5,10 @@
 # and which is unloaded before the program ends.
 #
 # perf runs the same event at the same rate as probe: cpu-clock at $HZ,
-# user space only (cpu-clock:u: probe counts user space, as
-# perf_event_paranoid 2 allows), with -g, on the same runs: perf records
+# user space only for both (cpu-clock:u: where kernel sampling is allowed,
+# root here, probe would count kernel time too, and under load interrupts
+# and the scheduler take more than half a point of it), with -g, on the
+# same runs: perf records
 # probe record, which runs the program (perf's samples of the program's
 # own command, perf report --comm, less those in probe's handler: libprobe,
 # the libunwind it loads).  Before, each tool had runs of its own, and a
@@ -110,7 +112,7 @@ profile() {
 	comm=$(basename "$1" | cut -c1-15)
 	for r in $(seq "$ROUNDS"); do
 		perf record $PERF_OPTS -e cpu-clock:u -F $HZ -g -o "$T/$label.$r.perf" -- \
-			"$PROBE" record -q -F $HZ -o "$T/$label.$r.probe" -- "$@" <"$in" >/dev/null 2>>"$T/$label.err" || rc=1
+			"$PROBE" record -q -e cpu-clock:u -F $HZ -o "$T/$label.$r.probe" -- "$@" <"$in" >/dev/null 2>>"$T/$label.err" || rc=1
 		shares_probe "$T/$label.$r.probe" >>"$T/$label.pall"
 		shares_perf "$T/$label.$r.perf" "$comm" >>"$T/$label.fall"
 	done
