@@ -274,13 +274,16 @@ $(BUILD)/tests/gt_throw: tests/gt_throw.cc $(BUILD)/tests/libgt_thrower.so
 	$(CXX) $(GT_CXXFLAGS) -o $@ $< -L$(BUILD)/tests -lgt_thrower \
 		-Wl,-rpath,'$$ORIGIN' -ldl -lpthread
 
+# Quiet while it builds (errors still show): the profile is what run is for.
 run: deps
-	@$(MAKE) --no-print-directory all
+	@echo "probe: building (make all; a minute on 2 cores the first time)"
+	@$(MAKE) -s --no-print-directory all
 	$(PROBE) record -o $(BUILD)/demo.probe -- $(DEMO_BIN)
 	$(PROBE) report $(BUILD)/demo.probe
 	$(PROBE) report --tree --percent-limit 2 $(BUILD)/demo.probe
 	$(PROBE) report --format svg -o $(BUILD)/demo.svg $(BUILD)/demo.probe
-	@echo "probe: the demo's flame graph is $(abspath $(BUILD))/demo.svg: open it in a browser"
+	@echo "probe: the demo's flame graph is $(abspath $(BUILD))/demo.svg: open it in a browser;"
+	@echo "probe: the command is $(abspath $(PROBE)) (export PATH=$(abspath $(BUILD)):\$$PATH, or make install)"
 
 test: deps
 	@$(MAKE) --no-print-directory all
