@@ -24,6 +24,7 @@
  * aside), as perf diff takes perf.data.old and perf.data.
  */
 #include "cmd/diff.h"
+#include "session/load.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -35,7 +36,6 @@
 #include "format/format.h"
 #include "hashtab.h"
 #include "format/outfile.h"
-#include "cmd/report.h"
 #include "symbols/resolve.h"
 #include "symbols/symbols.h"
 #include "util.h"
@@ -104,7 +104,7 @@ struct diff {
 static int load_side(struct diff *d, int i)
 {
 	struct side *s = &d->side[i];
-	if (!(s->agg = report_load(s->file, 0)))
+	if (!(s->agg = recording_load(s->file, 0, NULL, LOAD_MEMORY_MIB)))
 		return -1;
 	s->res = resolver_new(s->agg, d->sc, &d->o.resolve);
 	report_ctx_init(&s->ctx, &d->o, s->agg, s->res);

@@ -21,20 +21,14 @@
 #include "cmdopt.h"
 #include "format/format.h"
 #include "format/outfile.h"
-#include "session/recfile.h"
+#include "session/load.h"
 #include "symbols/resolve.h"
 #include "symbols/symbols.h"
 #include "util.h"
 #include "data/wire_decode.h"
 
-/*
- * The bound on what the tables of a recording take (aggregate.h), what
- * resolving and writing them takes included.  Without it a recording of
- * random deep stacks, every one distinct, needed 11.5 GB for its first
- * 100 MB: each distinct address becomes a location of its own (about
- * 1 KiB resolved), 256 of them a sample.  --max-memory.
- */
-#define REPORT_MEMORY_MIB 1024
+/* --max-memory: the bound on a recording's tables (session/load.h). */
+#define REPORT_MEMORY_MIB LOAD_MEMORY_MIB
 static uint64_t memory_mib = REPORT_MEMORY_MIB;
 
 void report_usage(FILE *out)
@@ -176,84 +170,6 @@ static int parse_keys(const char *s, struct report_opts *o, int *by_event)
 		o->nkeys = 2;
 	}
 	return 0;
-}
-
-/* One frame of the recording into the tables. */
-static void add_frame(void *a, struct probe_msg *m)
-{
-	agg_add(a, m);
-}
-
-/*
- * The whole stream of one file into a; 0, or -1 after a message.  Damage
- * is skipped and said once (recfile.h), in time linear in the file's size.
- */
-static int read_frames(const char *file, int fd, struct agg *a)
-{
-	return recfile_read(file, fd, add_frame, a);
-}
-
-/* Once: what the memory bound left out, and how to see it. */
-static void warn_dropped(const struct agg *a, const char *file)
-{
-	static int said;
-	char text[256];
-	if (said || !agg_dropped_text(a, text, sizeof(text)))
-		return;
-	said = 1;
-	char *f = printable_dup(file);
-	probe_warn("%s: %s of %" PRIu64 " MiB (distinct stacks past it are not kept; "
-		   "--max-memory MIB to change it)", f, text, memory_mib);
-	free(f);
-}
-
-struct agg *report_load(const char *file, int keep_samples)
-{
-	return report_load_event(file, keep_samples, NULL);
-}
-
-struct agg *report_load_event(const char *file, int keep_samples, const char *event)
-{
-	int fd;
-	if (strcmp(file, "-") == 0) {
-		fd = 0;
-	} else {
-		/* O_NONBLOCK: a FIFO named by mistake must not hang the open. */
-		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0) {
-			probe_err("%s: cannot open: %s", file, strerror(errno));
-			return NULL;
-		}
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-			probe_err("%s: is a directory, not a probe recording", file);
-			close(fd);
-			return NULL;
-		}
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0)
-			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	}
-	struct agg *a = agg_new();
-	if (keep_samples)
-		agg_keep_samples(a);
-	agg_select_event(a, event);
-	agg_set_limit(a, (size_t)(memory_mib << 20));
-	int rc = read_frames(file, fd, a);
-	if (fd != 0)
-		close(fd);
-	if (rc < 0) {
-		agg_free(a);
-		return NULL;
-	}
-	agg_finish(a);
-	const struct agg_totals *t = agg_totals(a);
-	if (t->frames_orphan)
-		probe_warn("%s: %" PRIu64 " process%s sent frames before its HELLO; "
-			   "shown as [pid N]", file, t->frames_orphan,
-			   t->frames_orphan == 1 ? "" : "es");
-	warn_dropped(a, file);
-	return a;
 }
 
 /* ---- perf's options: filters, --time, -g ------------------------------ */
@@ -613,8 +529,8 @@ static int report_one(struct report_opts *o, struct filters *fl, int header,
 			  "left: not with --time (the speedscope format shows it over time)");
 		return -1;
 	}
-	struct agg *a = report_load_event(o->file, o->format->samples || fl->time_set,
-					  event);
+	struct agg *a = recording_load(o->file, o->format->samples || fl->time_set, event,
+				       memory_mib);
 	if (!a)
 		return 1;
 	*keep = a;
@@ -731,7 +647,7 @@ static int report_events(struct report_opts *o, struct filters *fl, int header,
 	}
 	if (by_event) {
 		/* The first event by its name: alone, not with off-cpu. */
-		struct agg *b = report_load_event(o->file, 0, NULL);
+		struct agg *b = recording_load(o->file, 0, NULL, memory_mib);
 		if (!b)
 			return 1;
 		if (agg_nevents(b))

@@ -14,13 +14,4 @@
 int cmd_report(int argc, char **argv);
 void report_usage(FILE *out);
 
-/*
- * Read and aggregate one recording (file, or "-" for stdin) into a new
- * struct agg, finished, with its samples one by one if keep_samples
- * (agg_samples()).  NULL after a "probe: FILE: ..." message.
- */
-struct agg *report_load(const char *file, int keep_samples);
-/* The same, counting only the samples of the event named event (agg_select_event). */
-struct agg *report_load_event(const char *file, int keep_samples, const char *event);
-
 #endif
