@@ -8,7 +8,7 @@
 #     256-frame stacks, every one distinct, while a pull of all runs (the
 #     issue's 64 rings; before: 5.4 GB in 20 s, 24 GB writing the pprof,
 #     killed): the agent's VmHWM stays under 320 MiB (what the bounds of
-#     sink.h and aproc.h let one user take, and the agent's own), the pull answers, its pprof and the index page count what
+#     sink.h and processes.h let one user take, and the agent's own), the pull answers, its pprof and the index page count what
 #     was dropped, root's gt_leaf pulled meanwhile keeps its 5:3:2, and
 #     once the flood ends the RSS comes back down;
 #   bloat: 10 processes with 200 KiB HELLOs, 2,048 true MAPs at 4,000-byte

@@ -692,7 +692,7 @@ static int may_see(const struct conn *cn, const struct aproc *p)
 	return v == SEE_ALL || (v == SEE_UID && p->uid == cn->uid);
 }
 
-/* A client who sees only its own: its share of the bounds (aproc.h,
+/* A client who sees only its own: its share of the bounds (processes.h,
  * sink.h), not the other users'. */
 static void put_own_bounds(const struct httpd *h, const struct conn *cn, FILE *f)
 {
@@ -789,7 +789,7 @@ static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c,
 		put_recent(h, f);
 	put_bounds(h, f);
 	if (all)
-		aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: aproc.h */
+		aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: processes.h */
 	else
 		put_own_bounds(h, cn, f);
 	fputs("</body></html>\n", f);
@@ -919,7 +919,7 @@ static int wants(const struct req *r, const struct aproc *p)
 /*
  * /heap or /allocs without seconds, as Go answers them: at once, the
  * allocations of a process since it connected (agent.c keeps them,
- * aproc.h's heap), in use at this moment and allocated in all.  The
+ * processes.h's heap), in use at this moment and allocated in all.  The
  * processes: the one pid= or comm= names, else all the client may see
  * that sample allocations, their profiles merged into one (pprof_merge.h:
  * each sample's pid label says whose).

@@ -67,7 +67,7 @@
 
 #include <stdint.h>
 
-#include "agent/aproc.h"
+#include "agent/processes.h"
 #include "symbols/symbols.h"
 
 #define HTTPD_CAPTURES 16

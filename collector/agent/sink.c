@@ -94,7 +94,7 @@ void sink_add(struct sink *s, struct aproc *p, const struct probe_msg *m)
 		HASH_ADD(hh, s->pids, pid, sizeof(ad.e->pid), ad.e);
 		aproc_replay(s->procs, p, add_charged, &ad);
 	} else if (m->type == PROBE_F_HELLO) {
-		/* As aproc.h keeps it, just now: the kernel's names, and nothing else yet. */
+		/* As processes.h keeps it, just now: the kernel's names, and nothing else yet. */
 		aproc_replay(s->procs, p, add_charged, &ad);
 		return;
 	}

@@ -5,12 +5,12 @@
  * Contract:
  *   - sink_add() adds one frame of process p.  The first time p's
  *     samples, losses or end come here, what the agent keeps of p (its
- *     HELLO, mappings and thread names: aproc.h) is replayed first, so a
+ *     HELLO, mappings and thread names: processes.h) is replayed first, so a
  *     process that started before the sink is symbolized like one that
  *     started after; its HELLO, MAP and THREAD frames before that are
  *     left to the replay.  m is copied: the caller's stays unread.  Call
- *     aproc_note() with m first: a HELLO is taken as aproc.h keeps it
- *     (the kernel's names), a THREAD's name cut as aproc.h cuts it.
+ *     aproc_note() with m first: a HELLO is taken as processes.h keeps it
+ *     (the kernel's names), a THREAD's name cut as processes.h cuts it.
  *   - sink_pprof() finishes the aggregate and writes it as a gzipped pprof
  *     (format/pprof.c) of the window [start, end], symbolized through sc,
  *     into a malloc'd buffer; 0, or -1 after one "probe:" message.  The
@@ -20,7 +20,7 @@
  *     holds and what writing its pprof takes, aggregate.h) is at most
  *     SINK_BYTES for one profile, and the parts of all profiles being
  *     taken that the processes of one uid brought at most SINK_UID_BYTES,
- *     of every uid SINK_ALL_BYTES (charged to aproc.h's users).  What
+ *     of every uid SINK_ALL_BYTES (charged to processes.h's users).  What
  *     does not fit is dropped and counted (aggregate.h's totals, the
  *     user's dropped and frames_dropped): the pprof says so in a comment.
  *     A process of one user cannot take another user's share: a pull of
@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "data/aggregate.h"
-#include "agent/aproc.h"
+#include "agent/processes.h"
 #include "symbols/symbols.h"
 
 /*

@@ -1,7 +1,7 @@
 /*
  * agent.c - `probe agent`: one epoll loop, as probe top's, over the
  * listening socket, every process's connection, a signalfd and the HTTP
- * server's fd.  Every frame updates what is kept of its process (aproc.h)
+ * server's fd.  Every frame updates what is kept of its process (processes.h)
  * and goes on to the profiles being built from it (sink.h): the pull
  * requests waiting for their seconds (httpd.h), and, with --push, one
  * window per process, sent (push.h) and dropped every --interval.
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/aproc.h"
+#include "agent/processes.h"
 #include "cmdopt.h"
 #include "agent/httpd.h"
 #include "ingest/ingest.h"
@@ -218,7 +218,7 @@ static void label_value(FILE *f, const char *s, size_t max)
 
 /*
  * name=SERVICE{host=,pid=,uid=,comm=,exe=,[claimed_comm=,claimed_exe=,]labels}
- * &from=&until=&format=pprof: the names are the kernel's (aproc.h), what
+ * &from=&until=&format=pprof: the names are the kernel's (processes.h), what
  * the process claimed beside them where it differs.
  */
 static char *push_query(const struct agent *a, const struct aproc *p, uint64_t until_real)
@@ -306,7 +306,7 @@ static void end_window(struct agent *a)
 
 /* ---- connections (ingest.h) ------------------------------------------ */
 
-/* What is kept of the process is charged to its uid (aproc.h's bounds). */
+/* What is kept of the process is charged to its uid (processes.h's bounds). */
 static void on_opened(void *ctx, struct ingest_conn *c)
 {
 	struct agent *a = ctx;
@@ -366,7 +366,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 			sink_add(p->win_alloc, p, m);
 	}
 	if (a->http) {
-		/* Its allocations since it connected (aproc.h), for /heap and /allocs. */
+		/* Its allocations since it connected (processes.h), for /heap and /allocs. */
 		if (!p->heap && p->has_alloc && m->type == PROBE_F_SAMPLES)
 			p->heap = sink_new(&a->procs, "alloc", 0);
 		if (p->heap)

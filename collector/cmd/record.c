@@ -63,7 +63,7 @@
 #include "session/recfile.h"
 #include "outside/sampler.h"
 #include "session/spawn.h"
-#include "session/unseen.h"
+#include "session/unconnected.h"
 #include "ingest/usock.h"
 #include "util.h"
 #include "data/wire_decode.h"
@@ -551,12 +551,12 @@ int cmd_record(int argc, char **argv)
 	}
 	ingest_raise_nofile();  /* after the fork: the command keeps its own limit */
 	/* --no-inherit: descendants that never connect are meant not to. */
-	r.unseen = (struct unseen){ .root = o.no_inherit ? 0 : getpid(), .ctx = &r,
-				    .state = unseen_state, .found = unseen_found,
-				    .next_ns = now_ns() + UNSEEN_SCAN_MS * 1000000ull };
+	r.unconn = (struct unconnected){ .root = o.no_inherit ? 0 : getpid(), .ctx = &r,
+				    .state = rec_unconn_state, .found = rec_unconn_found,
+				    .next_ns = now_ns() + UNCONN_SCAN_MS * 1000000ull };
 	rec_run_loop(&r);
 	rec_samplers_finish(&r);
-	unseen_free(&r.unseen);
+	unconnected_free(&r.unconn);
 	unsigned others = r.stop_sig ? rec_stop_collect(&r) : 0;
 	if (!r.child_done && !r.stop_sig) {
 		/* epoll failed: still wait for the command, as a shell would. */

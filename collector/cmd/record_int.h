@@ -17,7 +17,7 @@
 #include "ingest/ingest.h"
 #include "session/recfile.h"
 #include "outside/sampler.h"
-#include "session/unseen.h"
+#include "session/unconnected.h"
 #include "data/wire_decode.h"
 
 /* How long to wait for connections to close after the command exited. */
@@ -95,7 +95,7 @@ struct recorder {
 	unsigned npids, ntids, nconnected;
 	struct proc_ent *procs;
 	unsigned nunprof;       /* processes that exec'd something unprofiled */
-	struct unseen unseen;   /* descendants that never connected (root set) */
+	struct unconnected unconn;  /* descendants that never connected (root set) */
 	int draining;           /* reading old connections before a HELLO */
 	/* sampled from outside (sampler.h) */
 	struct sampler *smps[SAMPLERS_MAX];
@@ -127,8 +127,8 @@ void rec_reaped(struct recorder *r, uint32_t pid, int st);
 void rec_child_reap(struct recorder *r);
 void rec_read_all(struct recorder *r);
 int rec_signals_block(sigset_t *mask, sigset_t *old);
-enum unseen_state unseen_state(void *ctx, pid_t pid);
-void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason, const char *path);
+enum unconn_state rec_unconn_state(void *ctx, pid_t pid);
+void rec_unconn_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason, const char *path);
 int rec_dispatch(struct recorder *r, const struct epoll_event *evs, int n);
 void rec_run_loop(struct recorder *r);
 void rec_nocmd_loop(struct recorder *r);

@@ -35,7 +35,7 @@
 #include "session/recfile.h"
 #include "outside/sampler.h"
 #include "session/spawn.h"
-#include "session/unseen.h"
+#include "session/unconnected.h"
 #include "ingest/usock.h"
 #include "util.h"
 #include "data/wire_decode.h"
@@ -373,25 +373,25 @@ int rec_signals_block(sigset_t *mask, sigset_t *old)
 	return signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-/* ---- descendants that never connected (unseen.h) -------------------- */
+/* ---- descendants that never connected (unconnected.h) -------------------- */
 
-enum unseen_state unseen_state(void *ctx, pid_t pid)
+enum unconn_state rec_unconn_state(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
 	uint32_t id = (uint32_t)pid;
 	struct proc_ent *p;
 	HASH_FIND(hh, r->procs, &id, sizeof(id), p);
 	if (!p || (!p->ran && !p->unprof))
-		return UNSEEN_NEW;
+		return UNCONN_NEW;
 	if (p->unprof || p->exited || p->outside)
-		return UNSEEN_KNOWN;
+		return UNCONN_KNOWN;
 	for (struct ingest_conn *c = r->in.conns; c; c = c->next)
 		if (c->pid == pid && !c->dead && !c->orphan)
-			return UNSEEN_KNOWN;
-	return UNSEEN_GONE;     /* its connection ended, and it lives on */
+			return UNCONN_KNOWN;
+	return UNCONN_GONE;     /* its connection ended, and it lives on */
 }
 
-void unseen_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
+void rec_unconn_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
 			 const char *path)
 {
 	struct recorder *r = ctx;
@@ -479,11 +479,11 @@ void rec_run_loop(struct recorder *r)
 				break;
 			}
 		}
-		if (r->unseen.root && !r->all_gone && unseen_due(&r->unseen, now))
-			unseen_scan(&r->unseen, now);
+		if (r->unconn.root && !r->all_gone && unconnected_due(&r->unconn, now))
+			unconnected_scan(&r->unconn, now);
 		int timeout = ingest_timeout(&r->in);
-		if (r->unseen.root && !r->all_gone) {
-			uint64_t t = now_ns(), due = r->unseen.next_ns;
+		if (r->unconn.root && !r->all_gone) {
+			uint64_t t = now_ns(), due = r->unconn.next_ns;
 			int left = due <= t ? 0 : (int)((due - t) / 1000000 + 1);
 			if (timeout < 0 || left < timeout)
 				timeout = left;

@@ -37,7 +37,7 @@
 #include "session/recfile.h"
 #include "outside/sampler.h"
 #include "session/spawn.h"
-#include "session/unseen.h"
+#include "session/unconnected.h"
 #include "ingest/usock.h"
 #include "util.h"
 #include "data/wire_decode.h"

@@ -1,12 +1,12 @@
 /*
- * unseen.c - the command's descendants that run without probe (unseen.h).
+ * unconnected.c - the command's descendants that run without probe (unconnected.h).
  *
  * Why /proc and not the kernel's process events: the proc connector
  * needs CAP_NET_ADMIN, and ptrace would change what the program sees;
  * reading /proc needs nothing, and being the command's subreaper keeps
  * every descendant in our tree even when its parent dies first.
  */
-#include "session/unseen.h"
+#include "session/unconnected.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -31,7 +31,7 @@ struct pinfo {
 	int desc;               /* 0 unknown, 1 a descendant of root, 2 not */
 };
 
-int unseen_due(const struct unseen *u, uint64_t t)
+int unconnected_due(const struct unconnected *u, uint64_t t)
 {
 	return t >= u->next_ns;
 }
@@ -252,7 +252,7 @@ static unsigned why(pid_t pid, char *buf, size_t len)
 }
 
 /* Was p there at the last scan too (same start: not a reused pid)? */
-static struct unseen_proc *before(struct unseen *u, const struct pinfo *p)
+static struct unconn_proc *before(struct unconnected *u, const struct pinfo *p)
 {
 	for (size_t i = 0; i < u->nseen; i++)
 		if (u->seen[i].pid == p->pid && u->seen[i].start == p->start)
@@ -261,17 +261,17 @@ static struct unseen_proc *before(struct unseen *u, const struct pinfo *p)
 }
 
 /* Look at one descendant; keep it in next for the next scan. */
-static void check(struct unseen *u, const struct pinfo *p,
-		  struct unseen_proc *next, size_t *nnext)
+static void check(struct unconnected *u, const struct pinfo *p,
+		  struct unconn_proc *next, size_t *nnext)
 {
-	enum unseen_state st = u->state(u->ctx, p->pid);
-	struct unseen_proc *b = before(u, p);
+	enum unconn_state st = u->state(u->ctx, p->pid);
+	struct unconn_proc *b = before(u, p);
 	char path[4096];
 	unsigned r;
 
-	if (st == UNSEEN_KNOWN || p->state == 'Z' || p->state == 'X')
+	if (st == UNCONN_KNOWN || p->state == 'Z' || p->state == 'X')
 		return;
-	next[*nnext] = (struct unseen_proc){ p->pid, p->start, b && b->named };
+	next[*nnext] = (struct unconn_proc){ p->pid, p->start, b && b->named };
 	if (!b || b->named)
 		goto keep;
 	next[*nnext].named = 1;
@@ -291,12 +291,12 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void unseen_scan(struct unseen *u, uint64_t t0)
+void unconnected_scan(struct unconnected *u, uint64_t t0)
 {
 	uint64_t c0 = cpu_ns();
 	size_t n, nnext = 0;
 	struct pinfo *v = list_procs(&n);
-	struct unseen_proc *next = xcalloc(n + 1, sizeof *next);
+	struct unconn_proc *next = xcalloc(n + 1, sizeof *next);
 
 	for (size_t i = 0; i < n; i++)
 		if (v[i].pid != u->root && is_desc(v, n, &v[i], u->root))
@@ -306,12 +306,12 @@ void unseen_scan(struct unseen *u, uint64_t t0)
 	u->nseen = nnext;
 	free(v);
 	u->cost_ns = cpu_ns() - c0;
-	u->next_ns = t0 + (uint64_t)UNSEEN_SCAN_MS * 1000000u;
+	u->next_ns = t0 + (uint64_t)UNCONN_SCAN_MS * 1000000u;
 	if (u->next_ns < t0 + u->cost_ns * COST_FACTOR)
 		u->next_ns = t0 + u->cost_ns * COST_FACTOR;
 }
 
-void unseen_free(struct unseen *u)
+void unconnected_free(struct unconnected *u)
 {
 	free(u->seen);
 	u->seen = NULL;

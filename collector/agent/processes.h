@@ -1,8 +1,9 @@
 /*
- * aproc.h - what `probe agent` keeps of each process that streams to it:
+ * processes.h - what `probe agent` keeps of each process that streams to it:
  * its names and figures for the index page, and the frames that describe
  * it (its HELLO, its mappings as they are now, its threads' names), to be
- * replayed into every profile it later appears in (sink.h).
+ *  replayed into every profile it later appears in (sink.h).  Its functions
+ * and types are named aproc_ (an agent's process).
  *
  * Contract:
  *   - aproc_note() is given every frame as it arrives (pids already as
@@ -41,8 +42,8 @@
  *   - aprocs_bounds_html() writes the bounds and what each user had
  *     dropped at them, for the index page.
  */
-#ifndef PROBE_AGENT_APROC_H
-#define PROBE_AGENT_APROC_H
+#ifndef PROBE_AGENT_PROCESSES_H
+#define PROBE_AGENT_PROCESSES_H
 
 #include <stddef.h>
 #include <stdint.h>

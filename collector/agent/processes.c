@@ -1,5 +1,5 @@
-/* aproc.c - see aproc.h. */
-#include "agent/aproc.h"
+/* processes.c - see processes.h (its functions and types: aproc_, an agent's process). */
+#include "agent/processes.h"
 
 #include <inttypes.h>
 #include <malloc.h>
@@ -242,7 +242,7 @@ static const char *cut(const char *s, char *buf, size_t max)
 
 /*
  * The HELLO kept of m: the kernel's comm and exe, argv and event names
- * cut (aproc.h), into the caller's buffer; its length, 0 when it did not
+ * cut (processes.h), into the caller's buffer; its length, 0 when it did not
  * fit (it always does: every string is bounded).
  */
 static size_t hello_encode(const struct probe_msg *m, const char *comm, const char *exe,
