@@ -2,7 +2,7 @@
  * processes.h - what `probe agent` keeps of each process that streams to it:
  * its names and figures for the index page, and the frames that describe
  * it (its HELLO, its mappings as they are now, its threads' names), to be
- *  replayed into every profile it later appears in (sink.h).  Its functions
+ * replayed into every profile it later appears in (sink.h).  Its functions
  * and types are named aproc_ (an agent's process).
  *
  * Contract:
