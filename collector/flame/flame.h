@@ -162,7 +162,7 @@ int flame_svg_diff(const struct report_ctx *base, const struct report_ctx *c,
 /* The same as one HTML page that draws it on a canvas (html.c). */
 int flame_html(const struct report_ctx *c, const struct flame *f, FILE *out);
 
-/* The formats (format.h's table, common.c). */
+/* The formats (format.h's table, context.c). */
 int report_svg(const struct report_ctx *c, FILE *out);
 int report_html(const struct report_ctx *c, FILE *out);
 
