@@ -6,8 +6,9 @@
  *   - Each format is one file of format/ and one row of format_table
  *     (context.c; the header lines: header.c): it reads a finished struct
  *     agg (aggregate.h) through a resolver (resolve.h) and writes to out;
- *     it returns 0, or -1 after printing a "probe:" message.  A format whose row says samples gets
- *     the recording's samples one by one in time order (agg_samples()).
+ *     it returns 0, or -1 after printing a "probe:" message.  A format
+ *     whose row says samples gets the recording's samples one by one in
+ *     time order (agg_samples()).
  *   - Percentages are by weight (the sum of sample periods, like perf's
  *     period); if every weight is 0 they fall back to sample counts.
  */
