@@ -273,7 +273,7 @@ static uint64_t image_rule(const struct image *im, uint64_t vaddr)
 
 static uint64_t cfi_image_rule(const struct image *im, uint64_t vaddr)
 {
-	struct probe_rd r = { .p = im->hdr, .end = im->hend, .abs_adj = 0 };      /* count: not a pointer */
+	struct probe_rd r = { .p = im->hdr, .end = im->hend };  /* count: not a pointer */
 	uint64_t pc = vaddr + (uint64_t)im->adj;
 	uint64_t unsup = probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 
