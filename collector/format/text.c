@@ -190,6 +190,113 @@ static int cmp_row(const void *x, const void *y)
 /* Widest text of a column, capped so one long C++ name cannot push it all. */
 #define COL_MAX 60
 
+/* Every stack's weight into its rows: self to the leaf's, total to each once. */
+static void text_tally(struct text *t)
+{
+	const struct report_ctx *c = t->c;
+	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
+	const struct agg_count *counts = agg_counts(c->agg);
+	size_t ncounts = agg_ncounts(c->agg);
+	uint64_t pass = 0;
+	for (size_t i = 0; i < ncounts; i++) {
+		const struct agg_count *k = &counts[i];
+		uint64_t amount = report_amount(c, k);
+		uint32_t n = 1;
+		fr[0] = (struct rframe){ 0, NULL };
+		if (t->frame_keys)
+			n = resolve_stack(c->res, k, fr);
+		if (n == 0)
+			continue;
+		pass++;
+		struct row *leaf = get_row(t, k, &fr[0]);
+		leaf->self = sat_add(leaf->self, amount);
+		leaf->self_samples += k->samples;
+		leaf->total = sat_add(leaf->total, amount);
+		leaf->mark = pass;
+		struct row *prev = leaf;
+		for (uint32_t f = 1; t->frame_keys && f < n; f++) {
+			struct row *r = get_row(t, k, &fr[f]);
+			if (r == prev)
+				continue;       /* direct recursion: same row */
+			prev = r;
+			if (r->mark == pass)
+				continue;
+			r->mark = pass;
+			r->total = sat_add(r->total, amount);
+		}
+	}
+	free(fr);
+}
+
+/* The rows shown, sorted, their columns' text made; *hidden: those under the limit. */
+static struct row **text_rows(struct text *t, size_t *shown, size_t *hidden)
+{
+	const struct report_ctx *c = t->c;
+	const struct report_opts *o = c->opts;
+	size_t nrows = HASH_COUNT(t->rows);
+	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
+	*shown = *hidden = 0;
+	for (struct row *r = t->rows; r; r = r->hh.next) {
+		/* --no-children: perf lists what has samples of its own. */
+		if (o->children < 0 && r->self_samples == 0)
+			continue;
+		/* The limit is on the column the rows sort by, as perf's is. */
+		if (report_pct(c, o->children == 1 ? r->total : r->self) < o->percent_limit) {
+			(*hidden)++;
+			continue;
+		}
+		for (int i = 0; i < o->nkeys; i++)
+			r->cols[i] = column_text(c, r, o->keys[i]);
+		vec[(*shown)++] = r;
+	}
+	nkeys_for_sort = o->nkeys;
+	sort_by_total = o->children == 1;
+	qsort(vec, *shown, sizeof(*vec), cmp_row);
+	return vec;
+}
+
+/* The column titles, as wide as the columns below them. */
+static void text_titles(const struct report_ctx *c, const int *width, FILE *out)
+{
+	const struct report_opts *o = c->opts;
+	if (o->children == 1)
+		fprintf(out, "#%8s%9s%11s", "Total", "Self", "Samples");
+	else if (o->children < 0)
+		fprintf(out, "#%8s%11s", "Self", "Samples");
+	else
+		fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
+	for (int i = 0; i < o->nkeys; i++) {
+		if (i + 1 < o->nkeys)
+			fprintf(out, "  %-*s", width[i], column_header(o->keys[i]));
+		else
+			fprintf(out, "  %s", column_header(o->keys[i]));
+	}
+	fputc('\n', out);
+	if (agg_totals(c->agg)->samples == 0)
+		fprintf(out, "# no samples\n");
+}
+
+static void text_row(const struct report_ctx *c, const struct row *r, const int *width,
+		     FILE *out)
+{
+	const struct report_opts *o = c->opts;
+	if (o->children == 1)
+		fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->total),
+			report_pct(c, r->self), r->self_samples);
+	else if (o->children < 0)
+		fprintf(out, "%8.2f%%%11" PRIu64, report_pct(c, r->self), r->self_samples);
+	else
+		fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->self),
+			report_pct(c, r->total), r->self_samples);
+	for (int i = 0; i < o->nkeys; i++) {
+		if (i + 1 < o->nkeys)
+			fprintf(out, "  %-*s", width[i], r->cols[i]);
+		else
+			fprintf(out, "  %s", r->cols[i]);
+	}
+	fputc('\n', out);
+}
+
 int report_text(const struct report_ctx *c, FILE *out)
 {
 	const struct report_opts *o = c->opts;
@@ -201,58 +308,9 @@ int report_text(const struct report_ctx *c, FILE *out)
 	for (int i = 0; i < o->nkeys; i++)
 		if (o->keys[i] != KEY_SYM && o->keys[i] != KEY_DSO)
 			t.loc_keys = 0;
-
-	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
-	const struct agg_count *counts = agg_counts(c->agg);
-	size_t ncounts = agg_ncounts(c->agg);
-	uint64_t pass = 0;
-	for (size_t i = 0; i < ncounts; i++) {
-		const struct agg_count *k = &counts[i];
-		uint64_t amount = report_amount(c, k);
-		uint32_t n = 1;
-		fr[0] = (struct rframe){ 0, NULL };
-		if (t.frame_keys)
-			n = resolve_stack(c->res, k, fr);
-		if (n == 0)
-			continue;
-		pass++;
-		struct row *leaf = get_row(&t, k, &fr[0]);
-		leaf->self = sat_add(leaf->self, amount);
-		leaf->self_samples += k->samples;
-		leaf->total = sat_add(leaf->total, amount);
-		leaf->mark = pass;
-		struct row *prev = leaf;
-		for (uint32_t f = 1; t.frame_keys && f < n; f++) {
-			struct row *r = get_row(&t, k, &fr[f]);
-			if (r == prev)
-				continue;       /* direct recursion: same row */
-			prev = r;
-			if (r->mark == pass)
-				continue;
-			r->mark = pass;
-			r->total = sat_add(r->total, amount);
-		}
-	}
-	free(fr);
-
-	size_t nrows = HASH_COUNT(t.rows), shown = 0, hidden = 0;
-	struct row **vec = xmalloc((nrows ? nrows : 1) * sizeof(*vec));
-	for (struct row *r = t.rows; r; r = r->hh.next) {
-		/* --no-children: perf lists what has samples of its own. */
-		if (o->children < 0 && r->self_samples == 0)
-			continue;
-		/* The limit is on the column the rows sort by, as perf's is. */
-		if (report_pct(c, o->children == 1 ? r->total : r->self) < o->percent_limit) {
-			hidden++;
-			continue;
-		}
-		for (int i = 0; i < o->nkeys; i++)
-			r->cols[i] = column_text(c, r, o->keys[i]);
-		vec[shown++] = r;
-	}
-	nkeys_for_sort = o->nkeys;
-	sort_by_total = o->children == 1;
-	qsort(vec, shown, sizeof(*vec), cmp_row);
+	text_tally(&t);
+	size_t shown, hidden;
+	struct row **vec = text_rows(&t, &shown, &hidden);
 
 	int width[REPORT_MAX_KEYS];
 	for (int i = 0; i < o->nkeys; i++) {
@@ -265,44 +323,11 @@ int report_text(const struct report_ctx *c, FILE *out)
 				width[i] = (int)l;
 		}
 	}
-
 	report_header(c, out);
-	if (!o->quiet) {
-		if (o->children == 1)
-			fprintf(out, "#%8s%9s%11s", "Total", "Self", "Samples");
-		else if (o->children < 0)
-			fprintf(out, "#%8s%11s", "Self", "Samples");
-		else
-			fprintf(out, "#%8s%9s%11s", "Self", "Total", "Samples");
-		for (int i = 0; i < o->nkeys; i++) {
-			if (i + 1 < o->nkeys)
-				fprintf(out, "  %-*s", width[i], column_header(o->keys[i]));
-			else
-				fprintf(out, "  %s", column_header(o->keys[i]));
-		}
-		fputc('\n', out);
-		if (agg_totals(c->agg)->samples == 0)
-			fprintf(out, "# no samples\n");
-	}
-	for (size_t j = 0; j < shown; j++) {
-		struct row *r = vec[j];
-		if (o->children == 1)
-			fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->total),
-				report_pct(c, r->self), r->self_samples);
-		else if (o->children < 0)
-			fprintf(out, "%8.2f%%%11" PRIu64, report_pct(c, r->self),
-				r->self_samples);
-		else
-			fprintf(out, "%8.2f%%%8.2f%%%11" PRIu64, report_pct(c, r->self),
-				report_pct(c, r->total), r->self_samples);
-		for (int i = 0; i < o->nkeys; i++) {
-			if (i + 1 < o->nkeys)
-				fprintf(out, "  %-*s", width[i], r->cols[i]);
-			else
-				fprintf(out, "  %s", r->cols[i]);
-		}
-		fputc('\n', out);
-	}
+	if (!o->quiet)
+		text_titles(c, width, out);
+	for (size_t j = 0; j < shown; j++)
+		text_row(c, vec[j], width, out);
 	if (o->tty_limit && hidden && !o->quiet)
 		fprintf(out, "# %zu row%s under %g %% hidden (%s, on a terminal; --percent-limit 0 "
 			"shows every row)\n", hidden, hidden == 1 ? "" : "s", o->percent_limit,
