@@ -1,4 +1,7 @@
-/* aggregate.c - see aggregate.h. */
+/* aggregate.c - see aggregate.h: the tables, filled frame by frame, and finished.
+ * Beside it: agg_bound.c (the memory bound), agg_inuse.c (what stays in use),
+ * agg_samples.c (samples one by one, and the filters); agg_int.h what they share. */
+#include "data/agg_int.h"
 #include "data/aggregate.h"
 #include "interval.h"
 
@@ -13,119 +16,6 @@
 #include "data/inuse.h"
 #include "util.h"
 
-/*
- * The bound (agg_set_limit): what each thing kept costs, in bytes as
- * malloc gives them (CHUNK: its header and rounding, about), vectors that
- * double counted at twice their use; and what a report will take for it:
- * ADDR_COST for each distinct address of an image (resolve.c's cache
- * entry, its location and name, pprof's Location, Line and Function and
- * their tables: about 1 KiB measured, probe report --format pprof of
- * random deep stacks), SAMPLE_COST and 8 bytes a frame for each count
- * entry (pprof's Sample and its location ids).
- */
-#define CHUNK 16u
-#define ADDR_COST 1024u
-#define SAMPLE_COST 160u
-#define NO_IMAGE UINT32_MAX
-#define NO_STACK UINT32_MAX
-
-struct pid_ent {                /* pid -> its current image */
-	uint32_t pid, image;
-	UT_hash_handle hh;
-};
-
-struct thread_key {
-	uint32_t image, tid;
-};
-struct thread_ent {             /* (image, tid) -> name */
-	struct thread_key key;
-	char *name;
-	UT_hash_handle hh;
-};
-
-struct tidset_ent {             /* (pid, tid) seen, for the thread count */
-	uint64_t key;
-	UT_hash_handle hh;
-};
-
-struct stack_ent {
-	UT_hash_handle hh;
-	uint32_t id, nframes;
-	uint64_t frames[];
-};
-
-struct count_key {
-	uint32_t image, gen, tid, stack;
-};
-struct addr_key {               /* a distinct address of an image, for the bound */
-	uint64_t addr;
-	uint32_t image;         /* + 1: 0 is an empty slot */
-	uint32_t gen;
-};
-struct count_ent {
-	struct count_key key;
-	uint64_t samples, weight;
-	double objects, inuse_objects;  /* --alloc (agg_count) */
-	uint64_t inuse_weight;
-	uint32_t id;                    /* order of creation */
-	UT_hash_handle hh;
-};
-
-struct agg {
-	struct agg_image *images;
-	size_t nimages, images_cap;
-	struct pid_ent *pids;
-	struct thread_ent *threads;
-	struct tidset_ent *tidset;
-	struct stack_ent *stacks;       /* hash by frames */
-	/*
-	 * A stack as it is encoded on the wire (its zig-zag deltas) -> its id,
-	 * in an open-addressing table: a sample's stack is found by hashing a
-	 * few dozen bytes, and its addresses are decoded only the first time.
-	 * Different encodings of one stack (varints that are not minimal)
-	 * still get one id through the frames table.  Each slot remembers the
-	 * count entry its last sample went to: a stack is mostly sampled in
-	 * one thread, so the count is found without another lookup.
-	 */
-	struct enc_slot *enc;
-	size_t enc_mask, enc_used;
-	uint8_t *enc_bytes;
-	size_t enc_len, enc_cap;
-	struct stack_ent **stack_vec;   /* by id */
-	size_t nstacks, stacks_cap;
-	struct count_ent *counts;
-	struct agg_count *count_vec;    /* built by agg_finish */
-	size_t ncounts;
-	uint32_t ncreated;              /* count entries made so far */
-	int keep;                       /* keep every sample (agg_keep_samples) */
-	int finished_samples;           /* their counts are rows, in time order */
-	struct agg_sample *samples;     /* .count is a count id until agg_finish */
-	size_t nsamples, samples_cap;
-	uint64_t map_seq;
-	struct agg_totals t;
-	struct agg_info info;
-	char *event_sel;                /* agg_select_event; NULL: the first */
-	int wall;                       /* agg_wall */
-	int bytes;                      /* agg_bytes */
-	/* --alloc: what stays in use; inuse_shown: the "inuse" event chosen. */
-	struct inuse *inuse;
-	int inuse_shown;
-	char inuse_row;                 /* the row of allocations not shown */
-	uint8_t inuse_ev;               /* "inuse"'s number in events[] */
-	struct agg_event events[AGG_EVENTS_MAX];
-	size_t nevents;
-	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
-	size_t cost, limit;
-	struct addr_key *addrs;         /* open addressing, by a seeded hash */
-	size_t addrs_mask, naddrs;
-	uint64_t seed;
-};
-
-struct enc_slot {
-	uint64_t off;                   /* of the bytes in enc_bytes */
-	struct count_ent *last;
-	uint32_t hash, len, stack;      /* len 0: empty slot */
-};
 
 struct agg *agg_new(void)
 {
@@ -202,7 +92,7 @@ void agg_free(struct agg *a)
 }
 
 /* Take n bytes of the bound; 0 (nothing taken) when they do not fit. */
-static int room(struct agg *a, size_t n)
+int aggi_room(struct agg *a, size_t n)
 {
 	if (a->limit && (a->cost > a->limit || n > a->limit - a->cost))
 		return 0;
@@ -222,7 +112,7 @@ static uint32_t new_image(struct agg *a, uint32_t pid, size_t extra)
 	HASH_FIND(hh, a->pids, &pid, sizeof(pid), p);
 	size_t cost = 2 * sizeof(struct agg_image) + 5 * (CHUNK + 16) + extra +
 		      (p ? 0 : sizeof(*p) + CHUNK);
-	if (!room(a, cost))
+	if (!aggi_room(a, cost))
 		return NO_IMAGE;
 	a->images = xgrow(a->images, &a->images_cap, a->nimages + 1, sizeof(*a->images));
 	struct agg_image *im = &a->images[a->nimages];
@@ -263,12 +153,12 @@ static uint32_t image_of(struct agg *a, uint32_t pid)
 	return img;
 }
 
-static void note_thread(struct agg *a, uint32_t pid, uint32_t tid)
+void aggi_note_thread(struct agg *a, uint32_t pid, uint32_t tid)
 {
 	uint64_t key = (uint64_t)pid << 32 | tid;
 	struct tidset_ent *e;
 	HASH_FIND(hh, a->tidset, &key, sizeof(key), e);
-	if (e || !room(a, sizeof(*e) + CHUNK))
+	if (e || !aggi_room(a, sizeof(*e) + CHUNK))
 		return;         /* the count of threads is all that is missed */
 	e = xcalloc(1, sizeof(*e));
 	e->key = key;
@@ -407,7 +297,7 @@ const struct agg_event *agg_events(const struct agg *a)
 }
 
 /* Is a sample of event index ev of image img one of those counted? */
-static int event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight)
+int aggi_event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight)
 {
 	const struct agg_image *im = &a->images[img];
 	uint8_t id = ev < im->nev ? im->ev[ev] : AGG_EVENTS_MAX;
@@ -441,13 +331,13 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	/* A placeholder made by earlier frames becomes this image. */
 	if (p && p->image != NO_IMAGE && !a->images[p->image].have_hello &&
 	    a->images[p->image].nmaps == 0)
-		img = room(a, cost) ? p->image : NO_IMAGE;
+		img = aggi_room(a, cost) ? p->image : NO_IMAGE;
 	else
 		img = new_image(a, m->pid, cost);
 	if (img == NO_IMAGE) {
 		/* Not the earlier image's either, nor a placeholder's: dropped. */
 		a->t.frames_dropped++;
-		if (!p && room(a, sizeof(*p) + CHUNK)) {
+		if (!p && aggi_room(a, sizeof(*p) + CHUNK)) {
 			p = xcalloc(1, sizeof(*p));
 			p->pid = m->pid;
 			HASH_ADD(hh, a->pids, pid, sizeof(p->pid), p);
@@ -478,7 +368,7 @@ static void add_hello(struct agg *a, const struct probe_msg *m)
 	im->freq = m->u.hello.freq;
 	im->value = m->u.hello.value;
 	im->hello_flags = m->u.hello.flags;
-	note_thread(a, m->pid, m->pid);
+	aggi_note_thread(a, m->pid, m->pid);
 }
 
 static int same_object(const struct agg_map *x, const struct agg_map *y)
@@ -603,7 +493,7 @@ static void add_mapping(struct agg *a, uint32_t pid, const struct agg_map *mp_in
 	if (o && nm.jit && !o->jit)
 		return;
 	/* Itself, merge_tail's other buffer, maxend, its path. */
-	if (!room(a, 2 * sizeof(nm) + sizeof(uint64_t) + str_cost(nm.path))) {
+	if (!aggi_room(a, 2 * sizeof(nm) + sizeof(uint64_t) + str_cost(nm.path))) {
 		a->t.frames_dropped++;
 		return;
 	}
@@ -627,7 +517,7 @@ static void add_thread(struct agg *a, const struct probe_msg *m)
 	/* A new name in place of the old one: what it takes more. */
 	size_t was = t ? str_cost(t->name) : 0;
 	size_t cost = str_cost(m->u.thread.name) + (t ? 0 : sizeof(*t) + CHUNK);
-	if (key.image == NO_IMAGE || (cost > was && !room(a, cost - was))) {
+	if (key.image == NO_IMAGE || (cost > was && !aggi_room(a, cost - was))) {
 		a->t.frames_dropped++;
 		return;
 	}
@@ -641,7 +531,7 @@ static void add_thread(struct agg *a, const struct probe_msg *m)
 	free(t->name);
 	/* The latest name wins: threads are often renamed after they start. */
 	t->name = printable_dup(m->u.thread.name ? m->u.thread.name : "");
-	note_thread(a, m->pid, m->u.thread.tid);
+	aggi_note_thread(a, m->pid, m->u.thread.tid);
 }
 
 /* The id of the stack frames[0..n), NO_STACK when a new one does not fit. */
@@ -653,7 +543,7 @@ static uint32_t intern_stack(struct agg *a, const uint64_t *frames, uint32_t n)
 	if (s)
 		return s->id;
 	/* Itself, its place in stack_vec (doubling) and in the hash's buckets. */
-	if (!room(a, sizeof(*s) + bytes + CHUNK + 2 * sizeof(s) + 16))
+	if (!aggi_room(a, sizeof(*s) + bytes + CHUNK + 2 * sizeof(s) + 16))
 		return NO_STACK;
 	s = xmalloc(sizeof(*s) + bytes);
 	memset(&s->hh, 0, sizeof(s->hh));
@@ -689,7 +579,7 @@ static void enc_grow(struct agg *a)
  * The slot of a sample's encoded stack, made (and the stack decoded) when
  * new; NULL when a new one does not fit the bound.
  */
-static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw *s)
+struct enc_slot *aggi_sample_slot(struct agg *a, const struct probe_sample_raw *s)
 {
 	if (!a->enc || 2 * (a->enc_used + 1) > a->enc_mask + 1)
 		enc_grow(a);
@@ -713,7 +603,7 @@ static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw
 	/* The table at a quarter full after it doubled; the bytes' doubling vector. */
 	size_t cost = 4 * sizeof(struct enc_slot) + 2 * (size_t)(len ? len : 1);
 	uint32_t stack = NO_STACK;
-	if (room(a, cost)) {
+	if (aggi_room(a, cost)) {
 		stack = intern_stack(a, frames, n);
 		if (stack == NO_STACK)
 			a->cost -= cost;
@@ -740,7 +630,7 @@ static struct enc_slot *sample_slot(struct agg *a, const struct probe_sample_raw
  * Not through the encoded-stack cache: the same bytes as a CPU sample's
  * would be another stack.  They are few (about one per period of waiting).
  */
-static uint32_t offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
+uint32_t aggi_offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
 {
 	uint64_t frames[PROBE_MAX_FRAMES + 1];
 	uint32_t n = probe_sample_frames(s, frames + 1);
@@ -751,277 +641,6 @@ static uint32_t offcpu_stack(struct agg *a, const struct probe_sample_raw *s)
 	}
 	frames[0] = AGG_FRAME_OFFCPU;
 	return intern_stack(a, frames, n + 1);
-}
-
-/* ---- the bound's distinct addresses ------------------------------------ */
-
-static size_t addr_slot(const struct agg *a, uint32_t image, uint32_t gen, uint64_t addr)
-{
-	uint64_t h = probe_hash_mix(addr ^ a->seed) ^
-		     probe_hash_mix(((uint64_t)image << 32 | gen) + a->seed);
-	return (size_t)probe_hash_mix(h) & a->addrs_mask;
-}
-
-/* Where (image, gen, addr) is, or the empty slot it would take. */
-static struct addr_key *addr_find(struct agg *a, uint32_t image, uint32_t gen,
-				  uint64_t addr)
-{
-	size_t j = addr_slot(a, image, gen, addr);
-	for (;; j = (j + 1) & a->addrs_mask) {
-		struct addr_key *k = &a->addrs[j];
-		if (!k->image || (k->image == image + 1 && k->gen == gen && k->addr == addr))
-			return k;
-	}
-}
-
-static void addrs_grow(struct agg *a)
-{
-	struct addr_key *old = a->addrs;
-	size_t n = old ? a->addrs_mask + 1 : 0;
-	a->addrs_mask = n ? 2 * n - 1 : 1023;
-	a->addrs = xcalloc(a->addrs_mask + 1, sizeof(*a->addrs));
-	for (size_t i = 0; i < n; i++)
-		if (old[i].image)
-			*addr_find(a, old[i].image - 1, old[i].gen, old[i].addr) = old[i];
-	free(old);
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
-	return p < q ? -1 : p > q;
-}
-
-/*
- * Room for a new count entry of a stack in an image: itself, its sample
- * in a report, and the addresses the image's generation had not had (each
- * a location to resolve).  0 (nothing taken) when it does not fit.
- */
-static int count_room(struct agg *a, uint32_t img, uint32_t gen, uint32_t stack)
-{
-	const struct stack_ent *se = a->stack_vec[stack];
-	uint64_t fresh[PROBE_MAX_FRAMES + 1];
-	size_t k = 0, nf = 0;
-	for (uint32_t i = 0; i < se->nframes && a->addrs; i++) {
-		const struct addr_key *e = addr_find(a, img, gen, se->frames[i]);
-		if (!e->image)
-			fresh[k++] = se->frames[i];
-	}
-	if (!a->addrs)
-		for (uint32_t i = 0; i < se->nframes; i++)
-			fresh[k++] = se->frames[i];
-	qsort(fresh, k, sizeof(*fresh), cmp_u64);
-	for (size_t i = 0; i < k; i++)
-		if (!i || fresh[i] != fresh[i - 1])
-			fresh[nf++] = fresh[i];
-	size_t cost = sizeof(struct count_ent) + CHUNK + sizeof(struct agg_count) +
-		      SAMPLE_COST + 8 * (size_t)se->nframes + nf * ADDR_COST;
-	if (!room(a, cost))
-		return 0;
-	for (size_t i = 0; i < nf; i++) {
-		if (!a->addrs || 2 * (a->naddrs + 1) > a->addrs_mask + 1)
-			addrs_grow(a);
-		struct addr_key *e = addr_find(a, img, gen, fresh[i]);
-		*e = (struct addr_key){ fresh[i], img + 1, gen };
-		a->naddrs++;
-	}
-	return 1;
-}
-
-/* Every sample counts in the totals, kept or not. */
-static void count_total(struct agg *a, const struct probe_sample_raw *s)
-{
-	a->t.samples++;
-	a->t.weight = sat_add(a->t.weight, s->weight);
-	if (s->time_ns < a->t.t_min)
-		a->t.t_min = s->time_ns;
-	if (s->time_ns > a->t.t_max)
-		a->t.t_max = s->time_ns;
-}
-
-/* A sample not kept for the bound: counted, in the totals too. */
-static void drop_sample(struct agg *a, const struct probe_sample_raw *s)
-{
-	a->t.dropped++;
-	a->t.dropped_weight = sat_add(a->t.dropped_weight, s->weight);
-	count_total(a, s);
-}
-
-/*
- * An allocation sample of n bytes stands for n / (1 - exp(-n / R)) bytes
- * (R the mean interval): what a Poisson process over bytes samples with
- * chance 1 - exp(-n / R).  Each sample on its own, with its own size
- * (pprof's scaleHeapSample does it per site, with the site's mean size).
- */
-static struct probe_sample_raw *unbiased(const struct agg_image *im,
-					 struct probe_sample_raw *s)
-{
-	if ((int64_t)s->event != im->alloc || im->alloc_every <= 1 || !s->weight)
-		return s;
-	double n = (double)s->weight, p = -expm1(-n / (double)im->alloc_every);
-	double w = p > 0 ? n / p : n;
-	s->weight = w >= 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
-	return s;
-}
-
-/* s into its row (returned; NULL: not shown, or dropped). */
-static struct count_ent *add_sample(struct agg *a, uint32_t img, uint32_t pid,
-				    const struct probe_sample_raw *s)
-{
-	if (!event_shown(a, img, s->event, s->weight))
-		return NULL;
-	struct enc_slot *slot = NULL;
-	uint32_t stack;
-	if ((int64_t)s->event == a->images[img].offcpu)
-		stack = offcpu_stack(a, s);
-	else {
-		slot = sample_slot(a, s);
-		stack = slot ? slot->stack : NO_STACK;
-	}
-	if (stack == NO_STACK) {
-		drop_sample(a, s);
-		return NULL;
-	}
-	struct count_key key = { img, a->images[img].gen, s->tid, stack };
-	struct count_ent *c = slot ? slot->last : NULL;
-	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
-		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
-		if (!c && !count_room(a, img, key.gen, stack)) {
-			drop_sample(a, s);
-			return NULL;
-		}
-		if (!c) {
-			c = xcalloc(1, sizeof(*c));
-			c->key = key;
-			c->id = a->ncreated++;
-			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
-			note_thread(a, pid, s->tid);
-		}
-		if (slot)
-			slot->last = c;
-	}
-	c->samples++;
-	c->weight = sat_add(c->weight, s->weight);
-	if (a->keep) {
-		a->samples = xgrow(a->samples, &a->samples_cap, a->nsamples + 1,
-				   sizeof(*a->samples));
-		a->samples[a->nsamples++] =
-			(struct agg_sample){ s->time_ns, s->weight, c->id, 0 };
-	}
-	count_total(a, s);
-	return c;
-}
-
-/* What an allocation followed (or an early free) costs: inuse.c's entry,
- * uthash's handle and malloc's header. */
-#define INUSE_COST 144u
-
-/* The inuse event's totals: the allocations in use now. */
-static void inuse_event(struct agg *a)
-{
-	const struct inuse_totals *t = inuse_totals(a->inuse);
-	uint8_t id = a->inuse_ev;      /* set with the HELLO that brought alloc */
-
-	if (id < a->nevents) {
-		a->events[id].samples = t->objects;
-		a->events[id].weight = t->bytes;
-	}
-}
-
-/*
- * The kept sample tag - 1 (agg_keep_samples: tag is its index + 1, 0 for
- * none) is an allocation freed at time ns.  Before agg_finish, indices
- * are those of arrival.
- */
-static void freed_at(struct agg *a, uint64_t tag, uint64_t ns)
-{
-	if (tag && tag <= a->nsamples && !a->finished_samples)
-		a->samples[tag - 1].freed = ns ? ns : 1;
-}
-
-/* A row's allocation freed (or found freed): out of what it holds in use. */
-static void take_out(struct agg *a, void *row, uint64_t w, double objects)
-{
-	struct count_ent *c = row;
-
-	if (row == &a->inuse_row)
-		return;
-	c->inuse_weight -= w <= c->inuse_weight ? w : c->inuse_weight;
-	c->inuse_objects = c->inuse_objects > objects ? c->inuse_objects - objects : 0;
-	if (!a->inuse_shown)
-		return;
-	c->samples -= c->samples ? 1 : 0;
-	c->weight -= w <= c->weight ? w : c->weight;
-	a->t.samples -= a->t.samples ? 1 : 0;
-	a->t.weight -= w <= a->t.weight ? w : a->t.weight;
-}
-
-/*
- * An allocation sample (its stack, then its id) or the free of one
- * (wire.h): allocations are counted as the other samples are, unbiased;
- * each is followed until its free (inuse.h).
- */
-static void add_alloc(struct agg *a, uint32_t img, uint32_t pid,
-		      struct probe_sample_raw *s)
-{
-	uint64_t id = 0, w;
-	int kind = inuse_split(s, &id);
-	void *row;
-	double objs;
-
-	if (!a->inuse)
-		a->inuse = inuse_new();
-	if (kind == INUSE_FREED) {
-		uint64_t tag = 0;
-
-		if (inuse_freed(a->inuse, img, id, &row, &w, &objs, 0, 0, &tag) == 1) {
-			take_out(a, row, w, objs);
-			a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;
-			freed_at(a, tag, s->time_ns);
-		} else if (room(a, INUSE_COST)) {
-			/* A free before its allocation, kept while there is room. */
-			inuse_freed(a->inuse, img, id, &row, &w, &objs, 1, s->time_ns, NULL);
-		}
-		inuse_event(a);
-		return;
-	}
-	uint64_t n = s->weight;
-	unbiased(&a->images[img], s);
-	struct count_ent *c = add_sample(a, img, pid, s);
-	double objects = n ? (double)s->weight / (double)n : 1;
-	if (c)
-		c->objects += objects;
-	if (kind != INUSE_ALLOC)
-		return;
-	row = c ? (void *)c : (void *)&a->inuse_row;    /* not shown: totals alone */
-	if (!room(a, INUSE_COST))
-		id = 0;                 /* not followed */
-	/* Kept (agg_keep_samples): its index, for its free's time. */
-	uint64_t tag = c && a->keep ? a->nsamples : 0, early = 0;
-	int r = inuse_alloc(a->inuse, img, id, row, s->weight, objects, s->time_ns, tag,
-			    &early);
-	if (r == 0)
-		freed_at(a, tag, early);
-	/* Not kept: what was charged for it back, and for its early free. */
-	for (int back = r == 0 ? 2 : r < 0 && id ? 1 : 0; back > 0; back--)
-		a->cost -= a->cost >= INUSE_COST ? INUSE_COST : a->cost;
-	if (r >= 0 && c) {
-		c->inuse_weight = sat_add(c->inuse_weight, s->weight);
-		c->inuse_objects += objects;
-	}
-	if (r == 0)
-		take_out(a, row, s->weight, objects);   /* its free came first */
-	inuse_event(a);
-}
-
-const struct inuse_totals *agg_inuse(const struct agg *a)
-{
-	return a->inuse ? inuse_totals(a->inuse) : NULL;
-}
-
-int agg_inuse_shown(const struct agg *a)
-{
-	return a->inuse_shown;
 }
 
 void agg_add(struct agg *a, struct probe_msg *m)
@@ -1041,11 +660,11 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		struct probe_sample_raw s;
 		while (probe_samples_next_raw(m, &s))
 			if (img == NO_IMAGE)
-				drop_sample(a, &s);
+				aggi_drop_sample(a, &s);
 			else if ((int64_t)s.event == a->images[img].alloc)
-				add_alloc(a, img, m->pid, &s);
+				aggi_add_alloc(a, img, m->pid, &s);
 			else
-				add_sample(a, img, m->pid, &s);
+				aggi_add_sample(a, img, m->pid, &s);
 		break;
 	}
 	case PROBE_F_LOST: {
@@ -1094,7 +713,6 @@ static int cmp_count(const void *x, const void *y)
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static void finish_samples(struct agg *a, const uint32_t *row_of_id);
 
 void agg_finish(struct agg *a)
 {
@@ -1140,7 +758,7 @@ void agg_finish(struct agg *a)
 			HASH_FIND(hh, a->counts, &key, sizeof(key), c);
 			row_of_id[c->id] = (uint32_t)r;
 		}
-		finish_samples(a, row_of_id);
+		aggi_finish_samples(a, row_of_id);
 		free(row_of_id);
 		a->finished_samples = 1;
 	}
@@ -1260,106 +878,4 @@ const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t
 			best = mp;
 	}
 	return best;
-}
-
-/* ---- samples one by one ---------------------------------------------- */
-
-void agg_keep_samples(struct agg *a)
-{
-	a->keep = 1;
-}
-
-/* By time, then by arrival (the index): a stable order. */
-static int cmp_sample_idx(const void *x, const void *y, void *arg)
-{
-	const struct agg_sample *s = arg;
-	size_t i = *(const size_t *)x, j = *(const size_t *)y;
-	if (s[i].time != s[j].time)
-		return s[i].time < s[j].time ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-/* Count ids to rows of the sorted count_vec; then time order. */
-static void finish_samples(struct agg *a, const uint32_t *row_of_id)
-{
-	size_t n = a->nsamples, *idx = xmalloc((n ? n : 1) * sizeof(*idx));
-	struct agg_sample *out = xmalloc((n ? n : 1) * sizeof(*out));
-	for (size_t i = 0; i < n; i++) {
-		a->samples[i].count = row_of_id[a->samples[i].count];
-		idx[i] = i;
-	}
-	qsort_r(idx, n, sizeof(*idx), cmp_sample_idx, a->samples);
-	for (size_t i = 0; i < n; i++)
-		out[i] = a->samples[idx[i]];
-	free(idx);
-	free(a->samples);
-	a->samples = out;
-	a->samples_cap = n;
-}
-
-size_t agg_nsamples(const struct agg *a)
-{
-	return a->nsamples;
-}
-
-const struct agg_sample *agg_samples(const struct agg *a)
-{
-	return a->samples;
-}
-
-/* ---- restricting (probe report's filters) ------------------------------ */
-
-void agg_window(struct agg *a, uint64_t lo, uint64_t hi)
-{
-	for (size_t r = 0; r < a->ncounts; r++)
-		a->count_vec[r].samples = a->count_vec[r].weight = 0;
-	size_t k = 0;
-	a->t.samples = a->t.weight = 0;
-	a->t.t_min = UINT64_MAX;
-	a->t.t_max = 0;
-	for (size_t i = 0; i < a->nsamples; i++) {
-		const struct agg_sample *s = &a->samples[i];
-		if (s->time < lo || s->time > hi || s->count >= a->ncounts)
-			continue;
-		struct agg_count *c = &a->count_vec[s->count];
-		c->samples++;
-		c->weight = sat_add(c->weight, s->weight);
-		a->t.samples++;
-		a->t.weight = sat_add(a->t.weight, s->weight);
-		if (s->time < a->t.t_min)
-			a->t.t_min = s->time;
-		if (s->time > a->t.t_max)
-			a->t.t_max = s->time;
-		a->samples[k++] = *s;
-	}
-	a->nsamples = k;
-	uint8_t *keep = xmalloc(a->ncounts ? a->ncounts : 1);
-	for (size_t r = 0; r < a->ncounts; r++)
-		keep[r] = a->count_vec[r].samples != 0;
-	agg_keep_counts(a, keep);
-	free(keep);
-}
-
-void agg_keep_counts(struct agg *a, const uint8_t *keep)
-{
-	size_t old = a->ncounts, n = 0;
-	uint32_t *to = xmalloc((old ? old : 1) * sizeof(*to));
-	for (size_t r = 0; r < old; r++) {
-		to[r] = UINT32_MAX;
-		if (keep[r]) {
-			to[r] = (uint32_t)n;
-			a->count_vec[n++] = a->count_vec[r];
-		}
-	}
-	a->ncounts = n;
-	size_t k = 0;
-	for (size_t i = 0; i < a->nsamples; i++) {
-		uint32_t c = a->samples[i].count;
-		if (c >= old || to[c] == UINT32_MAX)
-			continue;
-		a->samples[k] = a->samples[i];
-		a->samples[k++].count = to[c];
-	}
-	a->nsamples = k;
-	free(to);
 }

@@ -1,0 +1,151 @@
+/*
+ * agg_int.h - inside aggregate.h: the tables of struct agg, and what
+ * aggregate.c, agg_bound.c, agg_inuse.c and agg_samples.c call in each
+ * other (named aggi_).  Not for other modules: aggregate.h is the
+ * interface.
+ */
+#ifndef PROBE_AGG_INT_H
+#define PROBE_AGG_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data/aggregate.h"
+#include "data/inuse.h"
+#include "hashtab.h"
+
+/*
+ * The bound (agg_set_limit): what each thing kept costs, in bytes as
+ * malloc gives them (CHUNK: its header and rounding, about), vectors that
+ * double counted at twice their use; and what a report will take for it:
+ * ADDR_COST for each distinct address of an image (resolve.c's cache
+ * entry, its location and name, pprof's Location, Line and Function and
+ * their tables: about 1 KiB measured, probe report --format pprof of
+ * random deep stacks), SAMPLE_COST and 8 bytes a frame for each count
+ * entry (pprof's Sample and its location ids).
+ */
+#define CHUNK 16u
+#define ADDR_COST 1024u
+#define SAMPLE_COST 160u
+#define NO_IMAGE UINT32_MAX
+#define NO_STACK UINT32_MAX
+
+struct pid_ent {                /* pid -> its current image */
+	uint32_t pid, image;
+	UT_hash_handle hh;
+};
+
+struct thread_key {
+	uint32_t image, tid;
+};
+struct thread_ent {             /* (image, tid) -> name */
+	struct thread_key key;
+	char *name;
+	UT_hash_handle hh;
+};
+
+struct tidset_ent {             /* (pid, tid) seen, for the thread count */
+	uint64_t key;
+	UT_hash_handle hh;
+};
+
+struct stack_ent {
+	UT_hash_handle hh;
+	uint32_t id, nframes;
+	uint64_t frames[];
+};
+
+struct count_key {
+	uint32_t image, gen, tid, stack;
+};
+struct addr_key {               /* a distinct address of an image, for the bound */
+	uint64_t addr;
+	uint32_t image;         /* + 1: 0 is an empty slot */
+	uint32_t gen;
+};
+struct count_ent {
+	struct count_key key;
+	uint64_t samples, weight;
+	double objects, inuse_objects;  /* --alloc (agg_count) */
+	uint64_t inuse_weight;
+	uint32_t id;                    /* order of creation */
+	UT_hash_handle hh;
+};
+
+struct agg {
+	struct agg_image *images;
+	size_t nimages, images_cap;
+	struct pid_ent *pids;
+	struct thread_ent *threads;
+	struct tidset_ent *tidset;
+	struct stack_ent *stacks;       /* hash by frames */
+	/*
+	 * A stack as it is encoded on the wire (its zig-zag deltas) -> its id,
+	 * in an open-addressing table: a sample's stack is found by hashing a
+	 * few dozen bytes, and its addresses are decoded only the first time.
+	 * Different encodings of one stack (varints that are not minimal)
+	 * still get one id through the frames table.  Each slot remembers the
+	 * count entry its last sample went to: a stack is mostly sampled in
+	 * one thread, so the count is found without another lookup.
+	 */
+	struct enc_slot *enc;
+	size_t enc_mask, enc_used;
+	uint8_t *enc_bytes;
+	size_t enc_len, enc_cap;
+	struct stack_ent **stack_vec;   /* by id */
+	size_t nstacks, stacks_cap;
+	struct count_ent *counts;
+	struct agg_count *count_vec;    /* built by agg_finish */
+	size_t ncounts;
+	uint32_t ncreated;              /* count entries made so far */
+	int keep;                       /* keep every sample (agg_keep_samples) */
+	int finished_samples;           /* their counts are rows, in time order */
+	struct agg_sample *samples;     /* .count is a count id until agg_finish */
+	size_t nsamples, samples_cap;
+	uint64_t map_seq;
+	struct agg_totals t;
+	struct agg_info info;
+	char *event_sel;                /* agg_select_event; NULL: the first */
+	int wall;                       /* agg_wall */
+	int bytes;                      /* agg_bytes */
+	/* --alloc: what stays in use; inuse_shown: the "inuse" event chosen. */
+	struct inuse *inuse;
+	int inuse_shown;
+	char inuse_row;                 /* the row of allocations not shown */
+	uint8_t inuse_ev;               /* "inuse"'s number in events[] */
+	struct agg_event events[AGG_EVENTS_MAX];
+	size_t nevents;
+	/* The bound: agg_cost, agg_set_limit; the addresses counted in it. */
+	size_t cost, limit;
+	struct addr_key *addrs;         /* open addressing, by a seeded hash */
+	size_t addrs_mask, naddrs;
+	uint64_t seed;
+};
+
+struct enc_slot {
+	uint64_t off;                   /* of the bytes in enc_bytes */
+	struct count_ent *last;
+	uint32_t hash, len, stack;      /* len 0: empty slot */
+};
+
+/* aggregate.c */
+int aggi_room(struct agg *a, size_t n);
+void aggi_note_thread(struct agg *a, uint32_t pid, uint32_t tid);
+int aggi_event_shown(struct agg *a, uint32_t img, uint32_t ev, uint64_t weight);
+struct enc_slot *aggi_sample_slot(struct agg *a, const struct probe_sample_raw *s);
+uint32_t aggi_offcpu_stack(struct agg *a, const struct probe_sample_raw *s);
+
+/* agg_bound.c */
+void aggi_drop_sample(struct agg *a, const struct probe_sample_raw *s);
+struct probe_sample_raw *aggi_unbiased(const struct agg_image *im,
+	struct probe_sample_raw *s);
+struct count_ent *aggi_add_sample(struct agg *a, uint32_t img, uint32_t pid,
+	const struct probe_sample_raw *s);
+
+/* agg_inuse.c */
+void aggi_add_alloc(struct agg *a, uint32_t img, uint32_t pid, struct probe_sample_raw *s);
+
+/* agg_samples.c */
+void aggi_finish_samples(struct agg *a, const uint32_t *row_of_id);
+
+#endif
