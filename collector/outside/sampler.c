@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "session/events.h"
@@ -128,13 +127,6 @@ int *sampler_tasks(const char *cmd, const char *list, int tids, size_t *n)
 
 /* ---- the sampler ------------------------------------------------------ */
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void event_of(const struct sampling *smp, struct perfring_opts *o)
 {
 	if (smp->have_event) {
@@ -198,10 +190,11 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 	event_of(smp, &o);
 	o.stack_bytes = stack_bytes;
 	/* Kernel frames where the kernel allows them, unless -e EVENT:u. */
-	o.kernel = strcmp(smp->ev.modifier, "u") != 0 && event_kernel_refused() == 0;
+	int kernel_ok = event_kernel_refused() == 0;
+	o.kernel = strcmp(smp->ev.modifier, "u") != 0 && kernel_ok;
 	o.enable_on_exec = enable_on_exec;
 	o.switches = smp->offcpu;
-	o.switch_stacks = smp->offcpu && event_kernel_refused() == 0;
+	o.switch_stacks = smp->offcpu && kernel_ok;
 	if (o.switches && !o.switch_stacks)
 		offcpu_unseen_said();
 	int every = -1;
@@ -240,12 +233,12 @@ void sampler_read(struct sampler *s)
 void sampler_enable(struct sampler *s)
 {
 	perfring_enable(s->pr, 1);
-	outside_started(s->tr, mono_now());
+	outside_started(s->tr, now_ns());
 }
 
 void sampler_finish(struct sampler *s)
 {
-	uint64_t now = mono_now();
+	uint64_t now = now_ns();
 	sampler_read(s);
 	outside_flush(s->tr, now);
 	for (size_t i = 0; i < s->nprocs; i++)

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include "hashtab.h"
 
@@ -129,13 +128,6 @@ static void send(struct outside *x, struct probe_wbuf *w, size_t at)
 		x->emit(x->ctx, w->p, w->len);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Its parent, from /proc/PID/stat, when no FORK record said it. */
 static void ppid_read(struct oproc *p)
 {
@@ -169,7 +161,7 @@ static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint
 	probe_put_u64(&w, x->o.config);
 	probe_put_u8(&w, x->o.freq != 0);
 	probe_put_u64(&w, x->o.value);
-	probe_put_u64(&w, mono_ns());
+	probe_put_u64(&w, now_ns());
 	probe_put_str(&w, x->event);
 	probe_put_str(&w, exe);
 	probe_put_str(&w, comm);
@@ -777,7 +769,7 @@ struct outside *outside_new(const struct perfring_opts *o, const char *event_nam
 	x->emit = emit;
 	x->ctx = ctx;
 	x->buf = xmalloc(PROBE_FRAME_MAX);
-	x->start = mono_ns();
+	x->start = now_ns();
 	/* Off-CPU ns per sample: the event's period in ns where it has one. */
 	int clock = o->type == PERF_TYPE_SOFTWARE && (o->config == PERF_COUNT_SW_CPU_CLOCK ||
 						      o->config == PERF_COUNT_SW_TASK_CLOCK);
