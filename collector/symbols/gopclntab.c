@@ -10,6 +10,8 @@
 #include <elf.h>
 #include <string.h>
 
+#include "probe/bytes.h"
+
 static int in(const struct gopcln *g, const uint8_t *q, size_t n)
 {
 	return q >= g->p && q <= g->end && (size_t)(g->end - q) >= n;
@@ -137,23 +139,6 @@ int gopcln_find(const struct gopcln *g, uint64_t vaddr, struct gofunc *f)
 	return gopcln_at(g, lo, f);
 }
 
-/* A varint of the pc-value tables: 0, or -1 past the table. */
-static int varint(const struct gopcln *g, const uint8_t **q, uint32_t *v)
-{
-	uint32_t r = 0;
-	for (unsigned shift = 0; shift < 35; shift += 7) {
-		if (!in(g, *q, 1))
-			return -1;
-		uint8_t b = *(*q)++;
-		r |= (uint32_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /*
  * The value of the pc-value table at off (in pctab) for vaddr in f: the
  * runtime's pcvalue (its values start at -1, each step a zig-zag delta and
@@ -162,16 +147,16 @@ static int varint(const struct gopcln *g, const uint8_t **q, uint32_t *v)
 static int pcvalue(const struct gopcln *g, const struct gofunc *f, uint32_t off,
 		   uint64_t vaddr, int32_t *v)
 {
-	const uint8_t *q = g->pctab + off;
+	struct probe_rd r = { .p = g->pctab + off, .end = g->end };
 	uint64_t pc = f->entry;
 	int32_t val = -1;
-	if (!off || vaddr < f->entry || vaddr >= f->end)
+	if (!off || vaddr < f->entry || vaddr >= f->end || !in(g, r.p, 1))
 		return -1;
 	for (int first = 1; ; first = 0) {
-		uint32_t uv, pcd;
-		if (varint(g, &q, &uv) < 0 || (uv == 0 && !first) || varint(g, &q, &pcd) < 0)
+		uint64_t uv = probe_rd_uleb(&r), pcd = probe_rd_uleb(&r);
+		if (r.bad || uv > UINT32_MAX || pcd > UINT32_MAX || (uv == 0 && !first))
 			return -1;
-		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
+		val += (int32_t)(-((uint32_t)uv & 1) ^ ((uint32_t)uv >> 1));
 		pc += (uint64_t)pcd * g->quantum;
 		if (vaddr < pc) {
 			*v = val;
