@@ -56,6 +56,7 @@
 
 #include "cfi_side.h"
 #include "probe/arena.h"
+#include "symbols/ehframe.h"
 
 static uint64_t now(void)
 {
@@ -73,122 +74,16 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-/* ---- the addresses: a small .eh_frame walker of our own ---------------------- */
+/* ---- the addresses: each FDE's start, middle, end and a few inside ---------- */
 
 struct fde { uint64_t begin, range; };
 struct addr { uint64_t a, fde_begin; };
-
-static uint64_t uleb(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-	unsigned s = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-		if (s < 64)
-			v |= (uint64_t)(b & 0x7f) << s;
-		s += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t sleb(const uint8_t **p, const uint8_t *end)
-{
-	int64_t v = 0;
-	unsigned s = 0;
-	uint8_t b = 0;
-	while (*p < end) {
-		b = *(*p)++;
-		if (s < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << s);
-		s += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (s < 64 && (b & 0x40))
-		v |= (int64_t)(~0ull << s);
-	return v;
-}
-
-/* An encoded pointer at *p, whose vaddr is pv; -1 on what we skip. */
-static int enc_ptr(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t pv, uint64_t *out)
-{
-	uint64_t v = 0;
-	const uint8_t *q = *p;
-	switch (enc & 0x0f) {
-	case 0x00: case 0x04: case 0x0c:
-		if (end - q < 8) return -1;
-		memcpy(&v, q, 8); q += 8; break;
-	case 0x02: { uint16_t x; if (end - q < 2) return -1; memcpy(&x, q, 2); v = x; q += 2; break; }
-	case 0x0a: { int16_t x; if (end - q < 2) return -1; memcpy(&x, q, 2); v = (uint64_t)(int64_t)x; q += 2; break; }
-	case 0x03: { uint32_t x; if (end - q < 4) return -1; memcpy(&x, q, 4); v = x; q += 4; break; }
-	case 0x0b: { int32_t x; if (end - q < 4) return -1; memcpy(&x, q, 4); v = (uint64_t)(int64_t)x; q += 4; break; }
-	case 0x01: v = uleb(&q, end); break;
-	case 0x09: v = (uint64_t)sleb(&q, end); break;
-	default: return -1;
-	}
-	if ((enc & 0x70) == 0x10)
-		v += pv;
-	else if ((enc & 0x70) != 0)
-		return -1;
-	*p = q;
-	*out = v;
-	return 0;
-}
-
-/* The FDE encoding of the CIE at c; -1 when we cannot read it. */
-static int cie_enc(const uint8_t *c, const uint8_t *end)
-{
-	uint32_t len;
-	if (end - c < 9)
-		return -1;
-	memcpy(&len, c, 4);
-	if (len == 0 || len == 0xffffffffu || len > (size_t)(end - c - 4))
-		return -1;
-	end = c + 4 + len;
-	const uint8_t *p = c + 8;
-	uint8_t ver = *p++;
-	const char *aug = (const char *)p;
-	while (p < end && *p)
-		p++;
-	if (p >= end)
-		return -1;
-	p++;
-	if (aug[0] && aug[0] != 'z')
-		return -1;
-	uleb(&p, end);
-	sleb(&p, end);
-	if (ver == 1)
-		p++;
-	else
-		uleb(&p, end);
-	int enc = 0;
-	if (aug[0] == 'z') {
-		uleb(&p, end);
-		for (const char *a = aug + 1; *a; a++) {
-			if (*a == 'R') {
-				enc = *p++;
-			} else if (*a == 'L') {
-				p++;
-			} else if (*a == 'P') {
-				uint8_t e = *p++;
-				uint64_t dummy;
-				if (enc_ptr(&p, end, e & 0x7f, 0, &dummy) < 0)
-					return -1;
-			} else if (*a != 'S' && *a != 'B' && *a != 'G') {
-				return -1;
-			}
-		}
-	}
-	return enc;
-}
 
 static struct fde *fdes_of(const uint8_t *img, size_t size, size_t *nout, int *has_hdr)
 {
 	const Elf64_Ehdr *eh = (const void *)img;
 	struct fde *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	unsigned hdr_i = 0, eh_i = 0;
 	*has_hdr = 0;
 	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
@@ -206,31 +101,13 @@ static struct fde *fdes_of(const uint8_t *img, size_t size, size_t *nout, int *h
 		if (strcmp(name, ".eh_frame") ||
 		    (sh[i].sh_type != SHT_PROGBITS && sh[i].sh_type != 0x70000001))
 			continue;
-		const uint8_t *lo = img + sh[i].sh_offset, *end = lo + sh[i].sh_size, *p = lo;
-		uint64_t base = sh[i].sh_addr;
-		while (end - p >= 8) {
-			uint32_t len, id;
-			memcpy(&len, p, 4);
-			if (len == 0 || len == 0xffffffffu || len > (size_t)(end - p - 4))
-				break;
-			memcpy(&id, p + 4, 4);
-			const uint8_t *next = p + 4 + len;
-			if (id != 0 && id <= (size_t)(p + 4 - lo)) {
-				int enc = cie_enc(p + 4 - id, end);
-				const uint8_t *q = p + 8;
-				uint64_t b, r;
-				if (enc >= 0 &&
-				    enc_ptr(&q, next, (uint8_t)enc, base + (uint64_t)(q - lo), &b) == 0 &&
-				    enc_ptr(&q, next, (uint8_t)(enc & 0x0f), 0, &r) == 0 && r > 0) {
-					if (n == cap) {
-						cap = cap ? 2 * cap : 1024;
-						v = realloc(v, cap * sizeof(*v));
-					}
-					v[n++] = (struct fde){ b, r };
-				}
-			}
-			p = next;
-		}
+		/* Every FDE's range, as the collector reads them (ehframe.h). */
+		struct ehf_range *r = NULL;
+		size_t k = ehframe_ranges(img + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_addr, 8, &r);
+		v = realloc(v, (n + k + 1) * sizeof(*v));
+		for (size_t j = 0; j < k; j++)
+			v[n++] = (struct fde){ r[j].start, r[j].end - r[j].start };
+		free(r);
 	}
 	/* 2: the header's section comes after .eh_frame's: libdw (0.188) does
 	 * not see it (getcfi_shdr stops at .eh_frame) and scans .eh_frame. */
