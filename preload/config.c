@@ -8,7 +8,8 @@
  *   PROBE_OUTPUT  the file ("./probe.data" when unset)
  *   PROBE_APPEND  internal: set by libprobe for its descendants so that an
  *                 exec'd child appends to its ancestor's file
- *   PROBE_EVENT   cpu-clock (default), task-clock, page-faults, ... cycles, ...
+ *   PROBE_EVENT   a name of include/probe/events.h (perf's, or its alias):
+ *                 cpu-clock (default), task-clock, page-faults, cycles, ...
  *   PROBE_FREQ    Hz (default 999); PROBE_PERIOD wins when both are set
  *   PROBE_PERIOD  events per sample (nanoseconds for clock events)
  *   PROBE_SIGNAL  the signal to sample with, as the kernel delivers perf

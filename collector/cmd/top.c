@@ -89,8 +89,9 @@ void top_usage(FILE *out)
 	fprintf(out,
 		"  -F, --freq HZ       samples per second per thread (default %d)\n"
 		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
-		"      --off-cpu       where CMD's threads wait too, as shares of wall time\n"
-		"                      (a wait shows when it ends)\n"
+		"      --off-cpu       where the threads wait too, as shares of wall time\n"
+		"                      (a wait shows when it ends); with -p/-t/-a: every\n"
+		"                      switch off the CPU, timed by the kernel\n"
 		"      --alloc[=BYTES] where CMD allocates memory instead: one allocation\n"
 		"                      sampled about every BYTES bytes (default 512K),\n"
 		"                      shares of the bytes allocated\n"
