@@ -255,6 +255,14 @@ static void add_map(struct outside *x, struct oproc *p, uint64_t start, uint64_t
 		    uint64_t pgoff, const char *path)
 {
 	struct omap m = { start, end, 0, pgoff, NULL };
+	/*
+	 * Already known: a process's first record reads /proc/PID/maps, and
+	 * the MMAP2 record of an object mapped just before it comes after.
+	 */
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].start == start && p->maps[i].end == end &&
+		    p->maps[i].pgoff == pgoff && !strcmp(p->maps[i].path, path))
+			return;
 	/* The file as the process sees it (another mount namespace), then as we do. */
 	char root[64 + 4096];
 	snprintf(root, sizeof root, "/proc/%u/root%s", p->pid, path);
