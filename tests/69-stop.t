@@ -8,7 +8,7 @@
 # (the busiest few, the unprofiled, a count and where to see them all), and
 # -q never hides that nothing was profiled.
 . "$(dirname "$0")/lib.sh"
-plan 28
+plan 29
 
 # start_rec OUT ERR CMD...: probe record in the background; sets $rec (its
 # pid) and $cmd (the command's, once it runs), $dog (a watchdog that ends
@@ -113,6 +113,28 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 	[ "$st" = 0 ] || sed 's/^/#   /' "$T/many.err"
 	[ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/many.err"
 
+	# Pids wrapped: the shell that runs probe has a higher pid than probe
+	# and its command.  It is probe's parent, not the command's child, and
+	# is not named as run without probe (the scan once marked probe's own
+	# parents as the command's, and named them when it came to them).
+	# Root only: ns_last_pid sets the next pid.
+	if [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/kernel/ns_last_pid ]; then
+		echo 20000 >/proc/sys/kernel/ns_last_pid
+		sh -c 'echo $$ >"$1.sh"; echo 300 >/proc/sys/kernel/ns_last_pid; shift
+		       "$@"; exit $?' sh "$T/wrap" "$PROBE" record -o "$T/wrap.data" -- \
+			sh -c 'echo $PPID >"$1"; exec "$2" 300' sh "$T/wrap.probe" "$GT/gt_leaf" \
+			>/dev/null 2>"$T/wrap.err"
+		shpid=$(cat "$T/wrap.sh") ppid=$(cat "$T/wrap.probe")
+		if [ "$ppid" -lt "$shpid" ]; then
+			! grep -q 'not profiled' "$T/wrap.err"
+			ok $? "pids wrapped (probe $ppid, its shell $shpid): probe's own shell is not named as the command's: $(grep 'not profiled' "$T/wrap.err" | head -c 200)"
+		else
+			skip "probe's pid ($ppid) came after its shell's ($shpid): pids did not wrap"
+		fi
+	else
+		skip "not root: ns_last_pid cannot be set to make pids wrap"
+	fi
+
 	# -q: a program LD_PRELOAD cannot reach is sampled from outside, quietly;
 	# the status is the command's.
 	"$PROBE" record -q -o "$T/st.data" -- "$T/static_prog" 2>"$T/q.err"
@@ -120,7 +142,7 @@ if gcc -static -O1 -o "$T/static_prog" "$T/st.c" 2>/dev/null; then
 	[ ! -s "$T/q.err" ] && "$PROBE" report --header-only "$T/st.data" 2>&1 | grep -q "static_prog"
 	ok $? "-q, a static program: nothing said, and it is in the recording: $(head -n 1 "$T/q.err")"
 else
-	for i in 1 2 3 4 5 6; do skip "no static libc to build a static program"; done
+	for i in 1 2 3 4 5 6 7; do skip "no static libc to build a static program"; done
 fi
 "$PROBE" record -q -o "$T/q2.data" -- "$GT/gt_leaf" 10 >/dev/null 2>"$T/q2.err"
 is "$?" 0 "-q, a profiled program: exit 0"

@@ -123,7 +123,13 @@ static int is_desc(struct pinfo *v, size_t n, struct pinfo *p, pid_t root)
 			break;
 		q = find(v, n, q->ppid);
 	}
-	for (q = p; q && !q->desc; q = find(v, n, q->ppid))
+	/*
+	 * Remembered for p and the parents walked, but not for root and its
+	 * own parents: marked "below root", the shell that ran probe would be
+	 * named as the command's once pids wrap and it is scanned after
+	 * (tests/69).
+	 */
+	for (q = p; q && !q->desc && q->pid != root; q = find(v, n, q->ppid))
 		q->desc = ans;
 	return ans == 1;
 }
