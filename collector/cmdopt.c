@@ -59,6 +59,148 @@ void help_wrap(FILE *out, int col, int indent, const char *text)
 	fputc('\n', out);
 }
 
+/* ---- the option table ------------------------------------------------- */
+
+/* getopt_long's optstring and options, made from the table last asked for. */
+static const struct cmd_spec *built;
+static char shorts[3 + 3 * CMDOPT_MAX];
+static struct option longs[CMDOPT_MAX + 1];
+
+static void build(const struct cmd_spec *s)
+{
+	size_t n = 0, nl = 0;
+
+	if (s->in_order)
+		shorts[n++] = '+';
+	shorts[n++] = ':';
+	for (const struct cmd_option *o = s->opts; o->key && nl < CMDOPT_MAX; o++) {
+		if (o->key < CMDOPT_LONG && !memchr(shorts, o->key, n)) {
+			shorts[n++] = (char)o->key;
+			if (o->has_arg != no_argument)
+				shorts[n++] = ':';
+			if (o->has_arg == optional_argument)
+				shorts[n++] = ':';
+		}
+		if (o->name)
+			longs[nl++] = (struct option){ o->name, o->has_arg, NULL, o->key };
+	}
+	shorts[n] = 0;
+	longs[nl] = (struct option){ 0 };
+	built = s;
+}
+
+int cmdopt_next(int argc, char **argv, const struct cmd_spec *s)
+{
+	if (built != s)
+		build(s);
+	return getopt_long(argc, argv, shorts, longs, NULL);
+}
+
+/* " FILE", "[=BYTES]" or "": an option's argument as the help writes it. */
+static const char *arg_word(char *b, size_t cap, const struct cmd_option *o)
+{
+	if (!o->arg)
+		b[0] = 0;
+	else if (o->has_arg == optional_argument)
+		snprintf(b, cap, "[=%s]", o->arg);
+	else
+		snprintf(b, cap, " %s", o->arg);
+	return b;
+}
+
+/* "-o FILE", "--alloc[=BYTES]": the option as the synopsis writes it. */
+static int syn_word(char *b, size_t cap, const struct cmd_option *o)
+{
+	char arg[64];
+	if (o->key < CMDOPT_LONG)
+		return snprintf(b, cap, "-%c%s", o->key, arg_word(arg, sizeof arg, o));
+	return snprintf(b, cap, "--%s%s", o->name, arg_word(arg, sizeof arg, o));
+}
+
+/* "usage: probe CMD [-o FILE] [-F HZ | -c PERIOD] ...", wrapped. */
+static void synopsis(FILE *out, const struct cmd_spec *s)
+{
+	char item[256];
+	int indent = fprintf(out, "usage: probe %s ", s->cmd), col = indent;
+	size_t n = 0;
+	const struct cmd_option *o = s->opts;
+
+	for (int first = 1;; first = 0) {
+		n = 0;
+		if (first && s->lead) {
+			n = (size_t)snprintf(item, sizeof item, "%s", s->lead);
+		} else {
+			while (o->key && (!o->help || (o->flags & CMDOPT_NOSYN) || o->key == 'h' ||
+					  (o->flags & CMDOPT_OR)))
+				o++;
+			if (!o->key)
+				break;
+			do {
+				n += (size_t)snprintf(item + n, sizeof item - n, "%s", n ? " | " : "[");
+				n += (size_t)syn_word(item + n, sizeof item - n, o);
+				o++;
+			} while (o->key && (o->flags & CMDOPT_OR) && n < sizeof item - 64);
+			n += (size_t)snprintf(item + n, sizeof item - n, "]");
+		}
+		if (col > indent && col + 1 + (int)n > HELP_COLUMNS) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		}
+		col += fprintf(out, "%s%s", col > indent ? " " : "", item);
+	}
+	if (s->operands) {
+		if (col > indent && col + 1 + (int)strlen(s->operands) > HELP_COLUMNS) {
+			fprintf(out, "\n%*s", indent, "");
+			col = indent;
+		}
+		fprintf(out, "%s%s", col > indent ? " " : "", s->operands);
+	}
+	fputc('\n', out);
+}
+
+/* "  -o, --output FILE", "      --no-inherit": an entry's left part. */
+static int entry_name(char *b, size_t cap, const struct cmd_option *o)
+{
+	char arg[64];
+	arg_word(arg, sizeof arg, o);
+	if (o->key < CMDOPT_LONG && o->name)
+		return snprintf(b, cap, "  -%c, --%s%s", o->key, o->name, arg);
+	if (o->key < CMDOPT_LONG)
+		return snprintf(b, cap, "  -%c%s", o->key, arg);
+	return snprintf(b, cap, "      --%s%s", o->name, arg);
+}
+
+void cmdopt_usage(FILE *out, const struct cmd_spec *s)
+{
+	char name[128];
+	int col = 0;
+
+	synopsis(out, s);
+	fprintf(out, "\n%s\n", s->about);
+	/* The text column: after the longest name that is not overlong. */
+	for (const struct cmd_option *o = s->opts; o->key; o++) {
+		int n = o->help ? entry_name(name, sizeof name, o) : 0;
+		if (n <= 26 && n + 2 > col)
+			col = n + 2;
+	}
+	for (const struct cmd_option *o = s->opts; o->key; o++) {
+		if (!o->help)
+			continue;
+		int n = entry_name(name, sizeof name, o);
+		fputs(name, out);
+		if (n + 1 > col) {
+			fputc('\n', out);
+			n = 0;
+		}
+		fprintf(out, "%*s", col - n, "");
+		help_wrap(out, col, col, o->help);
+		if (o->more)
+			o->more(out, col);
+	}
+	if (s->notes)
+		fprintf(out, "\n%s", s->notes);
+}
+
 void sampling_init(struct sampling *s)
 {
 	memset(s, 0, sizeof(*s));

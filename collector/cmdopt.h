@@ -1,5 +1,6 @@
 /*
- * cmdopt.h - option parsing shared by the commands (record, top, report).
+ * cmdopt.h - option parsing shared by the commands (record, report, top,
+ * diff, agent).
  *
  * Contract:
  *   - cmd_usage_error(cmd, fmt, ...) prints "probe: CMD: MESSAGE; see
@@ -21,6 +22,17 @@
  *     about every BYTES bytes (preload/alloc.c; 1: every one; K, M, G
  *     suffixes are KiB, MiB, GiB); alone (no -e, no --off-cpu) they are
  *     all that is sampled (alloc_only).
+ *   - struct cmd_spec is a command's one table of options (struct
+ *     cmd_option, in the order -h lists them) with the words around it;
+ *     the same table feeds getopt_long (cmdopt_next: its optstring and
+ *     option array are made from the table) and the help (cmdopt_usage:
+ *     the synopsis, made from the table too, the text before the options,
+ *     an entry per option, the notes after), so that what is accepted and
+ *     what is listed cannot drift apart.  An entry without help is
+ *     accepted but not listed (an alias, or --serve, which libprobe gives).
+ *     The caller sets opterr = 0 and optind = 1 before its first call, and
+ *     its cases are the entries' keys: a short option's letter, or from
+ *     CMDOPT_LONG up for the long-only ones.
  *   - help_wrap(out, col, indent, text) writes text word-wrapped so that no
  *     line of a help passes HELP_COLUMNS columns (a terminal's 80, less the
  *     last, where some terminals wrap): the first line goes on from column
@@ -46,6 +58,41 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
 
 #define HELP_COLUMNS 79
 void help_wrap(FILE *out, int col, int indent, const char *text);
+
+/* A number macro as a string, for help texts: CMDOPT_STR(PROBE_DEFAULT_FREQ). */
+#define CMDOPT_STR_(x) #x
+#define CMDOPT_STR(x) CMDOPT_STR_(x)
+
+/* Keys from here up are long-only options (below: a short option's letter). */
+#define CMDOPT_LONG 0x100
+/* cmd_option.flags */
+#define CMDOPT_OR 1             /* in the synopsis, an alternative to the entry before */
+#define CMDOPT_NOSYN 2          /* not in the synopsis (the lead or operands name it) */
+#define CMDOPT_MAX 48           /* entries in one table */
+
+struct cmd_option {
+	int key;                /* what cmdopt_next returns for it */
+	const char *name;       /* the long name, or NULL */
+	int has_arg;            /* no_argument, required_argument, optional_argument */
+	const char *arg;        /* the argument's name in the help, or NULL */
+	const char *help;       /* what it does (wrapped); NULL: not listed */
+	unsigned flags;         /* CMDOPT_OR, CMDOPT_NOSYN */
+	/* Lines after the text, each from column col (a list), or NULL. */
+	void (*more)(FILE *out, int col);
+};
+
+struct cmd_spec {
+	const char *cmd;        /* "record" */
+	int in_order;           /* options end at the first operand (the command's own) */
+	const char *lead;       /* the synopsis before the options, or NULL */
+	const char *operands;   /* the synopsis after them, or NULL */
+	const char *about;      /* between the synopsis and the options */
+	const char *notes;      /* after the options, or NULL */
+	const struct cmd_option *opts;  /* ended by an entry with key 0 */
+};
+
+int cmdopt_next(int argc, char **argv, const struct cmd_spec *s);
+void cmdopt_usage(FILE *out, const struct cmd_spec *s);
 
 struct sampling {
 	const char *event;      /* ev.name */

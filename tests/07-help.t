@@ -5,10 +5,11 @@
 # explains (its entries "  -x, --long ARG  text", "      --long"; -h/--help and --version
 # are the general line's), so the two cannot drift apart: main.c builds
 # the synopsis from each command's own -h, and this checks the option
-# lists against it.  No line of any help is wider than 79 columns.
+# lists against it.  No line of any help is wider than 79 columns.  The
+# pages of docs/ that show a command's -h show it as it is.
 . "$(dirname "$0")/lib.sh"
 CMDS="record report top diff list agent"
-plan 17
+plan 18
 
 "$PROBE" --help >"$T/general" 2>&1
 is "$?" 0 "probe --help exits 0"
@@ -77,5 +78,8 @@ done
 ok $? "no help line is wider than 79 columns${wide:+ (lines over:$wide)}"
 awk 'length > m { m = length } END { exit !(m > 0 && m <= 79) }' "$T/top.h"
 ok $? "probe top -h: its widest line $(awk 'length > m { m = length } END { print m }' "$T/top.h") columns, the -e event list wrapped"
+# docs/CMD.md shows probe CMD -h as it is (scripts/docs-help puts it there).
+"$ROOT/scripts/docs-help" "$PROBE" --check 2>"$T/docs"
+ok $? "docs/CMD.md shows each command's -h as it is: $(head -c 300 "$T/docs")"
 [ "$_tap_fail" -eq 0 ] || sed 's/^/#   /' "$T/general"
 done_testing

@@ -73,41 +73,54 @@ struct agent {
 	uint64_t smp_read_at;
 };
 
+/* Long-only options' keys (cmdopt.h). */
+enum { OPT_HTTP = CMDOPT_LONG, OPT_PUSH, OPT_INTERVAL, OPT_LABEL, OPT_SERVICE, OPT_QUEUE,
+       OPT_SOCKET, OPT_VERSION };
+
+static const struct cmd_option agent_opts[] = {
+	{ OPT_HTTP, "http", required_argument, "ADDR:PORT", "serve Go's "
+	  "/debug/pprof/profile?seconds=N (pprof, for Parca, Grafana Alloy, go tool "
+	  "pprof), /heap and /allocs (the allocations of programs started with "
+	  "libprobe-alloc.so and PROBE_ALLOC=BYTES: since they started, at once, as "
+	  "Go's, of all in one profile (label pid) or of ?pid=P; with ?seconds=N those "
+	  "of a window) and an index of the processes at /; PORT alone binds to "
+	  "loopback", 0, NULL },
+	{ OPT_PUSH, "push", required_argument, "URL", "send each process's profile to "
+	  "Pyroscope's ingest API (URL/ingest) every interval", 0, NULL },
+	{ OPT_INTERVAL, "interval", required_argument, "SECS", "the push interval (default "
+	  "15)", 0, NULL },
+	{ OPT_LABEL, "label", required_argument, "KEY=VALUE", "a label on every pushed "
+	  "profile (again for more)", 0, NULL },
+	{ OPT_SERVICE, "service", required_argument, "NAME", "the pushed profiles' name "
+	  "(default: each program's)", 0, NULL },
+	{ OPT_QUEUE, "queue", required_argument, "MIB", "profiles kept while the backend "
+	  "does not take them (default 32; past that the oldest are dropped)", 0, NULL },
+	{ OPT_SOCKET, "socket", required_argument, "PATH", "listen for programs at PATH "
+	  "instead (start them with PROBE_SOCKET=PATH); only this user's may connect", 0,
+	  NULL },
+	{ 'p', "pid", required_argument, "PID,...", "also processes already running, "
+	  "sampled from outside (perf events; their threads and children too)", 0, NULL },
+	{ OPT_VERSION, "version", no_argument, NULL, "probe's version", CMDOPT_NOSYN, NULL },
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+static const struct cmd_spec agent_spec = {
+	.cmd = "agent",
+	.in_order = 1,
+	.about =
+		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
+		"by root: every user's), continuously, for a profiling backend.\n",
+	.notes =
+		"Programs find the agent without PROBE_SOCKET: DIR/agent.sock of their user,\n"
+		"or root's " PROBE_HOST_SOCKET ".  It runs until SIGTERM or SIGINT, then\n"
+		"sends its last window.\n",
+	.opts = agent_opts,
+};
+
 void agent_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: probe agent [--http ADDR:PORT] [--push URL [--interval SECS]\n"
-		"                   [--label KEY=VALUE]... [--service NAME] [--queue MIB]]\n"
-		"                   [--socket PATH] [-p PID,...]\n"
-		"\n"
-		"Profile every program this user starts with LD_PRELOAD=libprobe.so (run\n"
-		"by root: every user's), continuously, for a profiling backend:\n"
-		"  -p, --pid PID,...   also processes already running, sampled from outside\n"
-		"                      (perf events; their threads and children too)\n"
-		"  --http ADDR:PORT    serve Go's /debug/pprof/profile?seconds=N (pprof, for\n"
-		"                      Parca, Grafana Alloy, go tool pprof), /heap and\n"
-		"                      /allocs (the allocations of programs started with\n"
-		"                      libprobe-alloc.so and PROBE_ALLOC=BYTES: since\n"
-		"                      they started, at once, as Go's, of all in one\n"
-		"                      profile (label pid) or of ?pid=P; with ?seconds=N\n"
-		"                      those of a window)\n"
-		"                      and an index of the processes at /; PORT alone binds\n"
-		"                      to loopback\n"
-		"  --push URL          send each process's profile to Pyroscope's ingest API\n"
-		"                      (URL/ingest) every interval\n"
-		"  --interval SECS     the push interval (default 15)\n"
-		"  --label KEY=VALUE   a label on every pushed profile (again for more)\n"
-		"  --service NAME      the pushed profiles' name (default: each program's)\n"
-		"  --queue MIB         profiles kept while the backend does not take them\n"
-		"                      (default 32; past that the oldest are dropped)\n"
-		"  --socket PATH       listen for programs at PATH instead (start them with\n"
-		"                      PROBE_SOCKET=PATH); only this user's may connect\n"
-		"  --version           probe's version\n"
-		"  -h, --help          this help\n"
-		"\n"
-		"Programs find the agent without PROBE_SOCKET: DIR/agent.sock of their user,\n"
-		"or root's %s.  It runs until SIGTERM or SIGINT, then sends\n"
-		"its last window.\n", PROBE_HOST_SOCKET);
+	cmdopt_usage(out, &agent_spec);
 }
 
 #define usage_error(...) cmd_usage_error("agent", __VA_ARGS__)
@@ -127,45 +140,32 @@ static int label_ok(const char *s)
 
 static int parse_args(int argc, char **argv, struct agent_opts *o)
 {
-	static const struct option longs[] = {
-		{ "http", required_argument, NULL, 'H' },
-		{ "push", required_argument, NULL, 'P' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "service", required_argument, NULL, 's' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "queue", required_argument, NULL, 'q' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 	char *end;
 	o->interval = 15;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hp:", longs, NULL)) != -1) {
+	while ((c = cmdopt_next(argc, argv, &agent_spec)) != -1) {
 		switch (c) {
 		case 'p': o->pids = optarg; break;
-		case 'H': o->http = optarg; break;
-		case 'P': o->push = optarg; break;
-		case 's': o->service = optarg; break;
-		case 'S': o->socket = optarg; break;
-		case 'i':
+		case OPT_HTTP: o->http = optarg; break;
+		case OPT_PUSH: o->push = optarg; break;
+		case OPT_SERVICE: o->service = optarg; break;
+		case OPT_SOCKET: o->socket = optarg; break;
+		case OPT_INTERVAL:
 			errno = 0;
 			o->interval = strtol(optarg, &end, 10);
 			if (errno || *end || o->interval < 1 || o->interval > 3600)
 				return usage_error("--interval %s: give whole seconds, 1 to 3600",
 						   optarg);
 			break;
-		case 'q':
+		case OPT_QUEUE:
 			errno = 0;
 			o->queue_mib = strtol(optarg, &end, 10);
 			if (errno || *end || o->queue_mib < 1 || o->queue_mib > 4096)
 				return usage_error("--queue %s: give MiB, 1 to 4096", optarg);
 			break;
-		case 'l':
+		case OPT_LABEL:
 			if (!label_ok(optarg))
 				return usage_error("--label %s: give KEY=VALUE, KEY of letters, "
 						   "digits and _", optarg);
@@ -173,14 +173,14 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 				return usage_error("at most %d --label", LABELS_MAX);
 			o->labels[o->nlabels++] = optarg;
 			break;
-		case 'V':
+		case OPT_VERSION:
 			printf("probe %s\n", PROBE_VERSION);
 			return 0;
 		case 'h':
 			agent_usage(stdout);
 			return 0;
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("agent", c, argv);
 		}
 	}
 	if (optind < argc)

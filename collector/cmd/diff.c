@@ -42,13 +42,49 @@
 
 #define usage_error(...) cmd_usage_error("diff", __VA_ARGS__)
 
-void diff_usage(FILE *out)
+/* Long-only options' keys (cmdopt.h). */
+enum { OPT_FORMAT = CMDOPT_LONG, OPT_PERCENT, OPT_NO_INLINE, OPT_BY_MODULE, OPT_TITLE,
+       OPT_WIDTH };
+
+/* --format's names, in the order -h lists them (the completion reads them there). */
+enum { FMT_TEXT, FMT_FOLDED, FMT_SVG, NFORMATS };
+static const char *const formats[NFORMATS][2] = {
+	{ "text", "each function's self share in BASE and NEW, and the change "
+	  "(the default)" },
+	{ "folded", "every stack with its samples in BASE and in NEW "
+	  "(difffolded.pl's layout)" },
+	{ "svg", "a differential flame graph" },
+};
+
+static void formats_more(FILE *out, int col)
 {
-	fprintf(out,
-		"usage: probe diff [BASE NEW] [--format text|folded|svg] [-o OUT]\n"
-		"                  [--percent-limit PCT] [--no-demangle] [--no-inline]\n"
-		"                  [--by-module] [--title TEXT] [--width PX]\n"
-		"\n"
+	for (size_t i = 0; i < NFORMATS; i++) {
+		int c = fprintf(out, "%*s%-12s ", col + 2, "", formats[i][0]);
+		help_wrap(out, c, c, formats[i][1]);
+	}
+}
+
+static const struct cmd_option diff_opts[] = {
+	{ OPT_FORMAT, "format", required_argument, "FORMAT", "one of:", 0, formats_more },
+	{ 'o', "output", required_argument, "OUT", "write to OUT instead of standard output",
+	  0, NULL },
+	{ OPT_PERCENT, "percent-limit", required_argument, "PCT", "hide rows that changed "
+	  "less than PCT points", 0, NULL },
+	{ 'M', "no-demangle", no_argument, NULL, "names as they are in the binary", 0, NULL },
+	{ OPT_NO_INLINE, "no-inline", no_argument, NULL, "no inline frames", 0, NULL },
+	{ OPT_BY_MODULE, "by-module", no_argument, NULL, "keep the program's name in the "
+	  "key: app_old's and app_new's functions apart", 0, NULL },
+	{ OPT_TITLE, "title", required_argument, "TEXT", "the svg's title", 0, NULL },
+	{ OPT_WIDTH, "width", required_argument, "PX", "the svg's width (default 1200)", 0,
+	  NULL },
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+static const struct cmd_spec diff_spec = {
+	.cmd = "diff",
+	.lead = "[BASE NEW]",
+	.about =
 		"What changed from BASE to NEW (default probe.data.old and probe.data):\n"
 		"each function's self share in both, and the change in points, largest\n"
 		"first.  --format folded: every stack with its samples in BASE and in\n"
@@ -58,17 +94,13 @@ void diff_usage(FILE *out)
 		"function found only in BASE has no width: see the text rows).\n"
 		"Functions pair by name and module; a program built under two names\n"
 		"(app_old in BASE, app_new in NEW) is one module, app_old->app_new, so\n"
-		"that its functions pair by name, as pprof pairs them.\n"
-		"\n"
-		"  --format FORMAT        text (default), folded or svg\n"
-		"  -o, --output OUT       write to OUT instead of standard output\n"
-		"  --percent-limit PCT    hide rows that changed less than PCT points\n"
-		"  -M, --no-demangle      names as they are in the binary\n"
-		"  --no-inline            no inline frames\n"
-		"  --by-module            keep the program's name in the key: app_old's\n"
-		"                         and app_new's functions apart\n"
-		"  --title TEXT, --width PX   the svg's title and width (default 1200)\n"
-		"  -h, --help             this help\n");
+		"that its functions pair by name, as pprof pairs them.\n",
+	.opts = diff_opts,
+};
+
+void diff_usage(FILE *out)
+{
+	cmdopt_usage(out, &diff_spec);
 }
 
 /* One recording, loaded and ready to resolve. */
@@ -367,37 +399,27 @@ static void diff_free(struct diff *d)
 
 static int parse(struct diff *d, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "percent-limit", required_argument, NULL, 'p' },
-		{ "no-demangle", no_argument, NULL, 'M' },
-		{ "no-inline", no_argument, NULL, 'N' },
-		{ "by-module", no_argument, NULL, 'B' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "width", required_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 	uint64_t width;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:hM", longopts, NULL)) != -1) {
+	while ((c = cmdopt_next(argc, argv, &diff_spec)) != -1) {
 		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "folded") == 0)
-				d->folded = optarg;
-			else if (strcmp(optarg, "svg") == 0)
-				d->svg = 1;
-			else if (strcmp(optarg, "text") != 0)
+		case OPT_FORMAT: {
+			size_t f = 0;
+			while (f < NFORMATS && strcmp(optarg, formats[f][0]) != 0)
+				f++;
+			if (f == NFORMATS)
 				return usage_error("unknown format '%s' (use text, folded or svg)",
 						   optarg);
+			d->folded = f == FMT_FOLDED ? optarg : NULL;
+			d->svg = f == FMT_SVG;
 			break;
-		case 'T':
+		}
+		case OPT_TITLE:
 			d->o.title = optarg;
 			break;
-		case 'W':
+		case OPT_WIDTH:
 			if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000)
 				return usage_error("bad --width '%s': use a number of pixels "
 						   "from 100 to 100000", optarg);
@@ -406,7 +428,7 @@ static int parse(struct diff *d, int argc, char **argv)
 		case 'o':
 			d->o.output = optarg;
 			break;
-		case 'p':
+		case OPT_PERCENT:
 			if (parse_percent(optarg, &d->o.percent_limit) < 0)
 				return usage_error("bad --percent-limit '%s': use a number from 0 "
 						   "to 100", optarg);
@@ -414,10 +436,10 @@ static int parse(struct diff *d, int argc, char **argv)
 		case 'M':
 			d->o.resolve.demangle = 0;
 			break;
-		case 'N':
+		case OPT_NO_INLINE:
 			d->o.resolve.inline_frames = 0;
 			break;
-		case 'B':
+		case OPT_BY_MODULE:
 			d->by_module = 1;
 			break;
 		case 'h':

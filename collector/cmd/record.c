@@ -70,65 +70,77 @@
 
 char tag_listen, tag_signal, tag_ring;
 
-void record_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: probe record [-o FILE] [-e EVENT] [-F HZ | -c PERIOD] [-D MSECS]\n"
-		"                    [-m PAGES] [--no-inherit] [--off-cpu] [--alloc[=BYTES]]\n"
-		"                    [-g] [-q] [-p PID,... | -t TID,... | -a]\n"
-		"                    [--] [CMD [ARG...]]\n"
-		"\n"
+/* Long-only options' keys (cmdopt.h); --off-cpu and --alloc are sampling's. */
+enum { OPT_SERVE = CMDOPT_LONG, OPT_CALLGRAPH, OPT_NO_INHERIT };
+
+static const struct cmd_option record_opts[] = {
+	{ 'o', "output", required_argument, "FILE", "the recording (default probe.data; "
+	  "an existing one becomes FILE.old)", 0, NULL },
+	{ 'e', "event", required_argument, "EVENT", "what to sample (default cpu-clock): "
+	  "a name 'probe list' shows (task-clock, page-faults, cycles...), rNNN or "
+	  "PMU/TERM=VALUE,.../; EVENT:u user space only, :k kernel only, :uk both; "
+	  "several: -e a,b or -e a -e b, each sampled on its own (report: each)", 0, NULL },
+	{ 'F', "freq", required_argument, "HZ", "samples per second per thread (default "
+	  CMDOPT_STR(PROBE_DEFAULT_FREQ) ")", 0, NULL },
+	{ 'c', "count", required_argument, "PERIOD", "one sample every PERIOD events "
+	  "instead", CMDOPT_OR, NULL },
+	{ 'D', "delay", required_argument, "MSECS", "drop the samples of the first MSECS "
+	  "milliseconds", 0, NULL },
+	{ 'm', "mmap-pages", required_argument, "N", "each thread's rings: its perf ring N "
+	  "data pages, a power of two (or a size: 64K, 1M), default 1; its sample ring "
+	  "grows to N pages when it fills (32K to 4M), default 256K", 0, NULL },
+	{ OPT_NO_INHERIT, "no-inherit", no_argument, NULL, "profile the command's process "
+	  "only, not its children", 0, NULL },
+	{ SAMPLING_OFFCPU, "off-cpu", no_argument, NULL, "where threads wait too: the time "
+	  "in blocking calls (sleep, poll, read, locks...) with its stacks, under "
+	  "[off-cpu]; report shows shares of wall time (CPU time sampled with CPU-time "
+	  "timers unless -e); with -p/-t/-a: every switch off the CPU, timed by the "
+	  "kernel, with its stack where kernel sampling is allowed", 0, NULL },
+	{ SAMPLING_ALLOC, "alloc", optional_argument, "BYTES", "where memory is allocated: "
+	  "one allocation sampled about every BYTES bytes (default 512K; 1: every one), "
+	  "with its stack; alone, nothing else is sampled; report --event inuse: what "
+	  "was not freed", 0, NULL },
+	{ 'g', NULL, no_argument, NULL, "accepted for perf's sake, as --call-graph", 0, NULL },
+	{ OPT_CALLGRAPH, "call-graph", required_argument, "M", "accepted for perf's sake "
+	  "(fp, dwarf, lbr): probe always records whole stacks with its own DWARF "
+	  "unwinder; dwarf,SIZE: the stack copy's bytes when sampling from outside "
+	  "(default 8192, at most 65528)", CMDOPT_OR, NULL },
+	{ 'q', "quiet", no_argument, NULL, "no summary (that nothing was profiled is still "
+	  "said)", 0, NULL },
+	{ 'p', "pid", required_argument, "PID,...", "sample running processes from outside "
+	  "(perf events; their threads, and those they start later) until they end or "
+	  "Ctrl-C, or while CMD runs", 0, NULL },
+	{ 't', "tid", required_argument, "TID,...", "the same for threads", CMDOPT_OR, NULL },
+	{ 'a', "all-cpus", no_argument, NULL, "the whole system (root, CAP_PERFMON, or "
+	  "kernel.perf_event_paranoid <= 0)", CMDOPT_OR, NULL },
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	/* libprobe's own collector (preload/conn.c): not for users. */
+	{ OPT_SERVE, "serve", no_argument, NULL, NULL, 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+static const struct cmd_spec record_spec = {
+	.cmd = "record",
+	.in_order = 1,          /* the command's own options are not ours, even without "--" */
+	.operands = "[--] [CMD [ARG...]]",
+	.about =
 		"Run CMD with libprobe.so preloaded and save a recording of where its\n"
 		"threads spend their time (every process it starts included).  What\n"
 		"LD_PRELOAD cannot reach (a statically linked program, Go) is sampled\n"
-		"from outside with perf events, as are -p, -t and -a.\n"
-		"\n"
-		"  -o, --output FILE   the recording (default probe.data; an existing one\n"
-		"                      becomes FILE.old)\n"
-		"  -e, --event EVENT   what to sample (default cpu-clock): a name 'probe list'\n"
-		"                      shows (task-clock, page-faults, cycles...), rNNN or\n"
-		"                      PMU/TERM=VALUE,.../; EVENT:u user space only, :k\n"
-		"                      kernel only, :uk both; several: -e a,b or -e a\n"
-		"                      -e b, each sampled on its own (report: each)\n"
-		"  -F, --freq HZ       samples per second per thread (default %d)\n"
-		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
-		"  -D, --delay MSECS   drop the samples of the first MSECS milliseconds\n"
-		"  -m, --mmap-pages N  each thread's rings: its perf ring N data pages, a\n"
-		"                      power of two (or a size: 64K, 1M), default 1; its\n"
-		"                      sample ring grows to N pages when it fills (32K to\n"
-		"                      4M), default 256K\n"
-		"      --no-inherit    profile the command's process only, not its children\n"
-		"      --off-cpu       where threads wait too: the time in blocking calls\n"
-		"                      (sleep, poll, read, locks...) with its stacks, under\n"
-		"                      [off-cpu]; report shows shares of wall time (CPU\n"
-		"                      time sampled with CPU-time timers unless -e); with\n"
-		"                      -p/-t/-a: every switch off the CPU, timed by the\n"
-		"                      kernel, with its stack where kernel sampling is\n"
-		"                      allowed\n"
-		"      --alloc[=BYTES] where memory is allocated: one allocation sampled\n"
-		"                      about every BYTES bytes (default 512K; 1: every\n"
-		"                      one), with its stack; alone, nothing else is\n"
-		"                      sampled; report --event inuse: what was not freed\n"
-		"  -g, --call-graph M  accepted for perf's sake (fp, dwarf, lbr): probe always\n"
-		"                      records whole stacks with its own DWARF unwinder;\n"
-		"                      dwarf,SIZE: the stack copy's bytes when sampling\n"
-		"                      from outside (default 8192, at most 65528)\n"
-		"  -p, --pid PID,...   sample running processes from outside (perf events;\n"
-		"                      their threads, and those they start later) until\n"
-		"                      they end or Ctrl-C, or while CMD runs\n"
-		"  -t, --tid TID,...   the same for threads\n"
-		"  -a, --all-cpus      the whole system (root, CAP_PERFMON, or\n"
-		"                      kernel.perf_event_paranoid <= 0)\n"
-		"  -q, --quiet         no summary (that nothing was profiled is still said)\n"
-		"  -h, --help          this help\n"
-		"\n"
+		"from outside with perf events, as are -p, -t and -a.\n",
+	.notes =
 		"SIGINT, SIGTERM or SIGHUP is passed on to CMD; the recording stops when CMD\n"
 		"ends, or 1 s later whatever it does (a second signal: at once), and a CMD\n"
 		"still running is left running and named.\n"
 		"\n"
 		"probe exits with CMD's exit status (128 + N if signal N stopped probe while\n"
 		"CMD ran on).  Show the result with probe report.\n",
-		PROBE_DEFAULT_FREQ);
+	.opts = record_opts,
+};
+
+void record_usage(FILE *out)
+{
+	cmdopt_usage(out, &record_spec);
 }
 
 #define usage_error(...) cmd_usage_error("record", __VA_ARGS__)
@@ -249,33 +261,13 @@ static int outside_check(const struct record_opts *o)
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "serve", no_argument, NULL, 'S' },
-		{ "call-graph", required_argument, NULL, 'G' },
-		{ "delay", required_argument, NULL, 'D' },
-		{ "no-inherit", no_argument, NULL, 'I' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
-		{ "alloc", optional_argument, NULL, SAMPLING_ALLOC },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 	o->output = "probe.data";
 	o->stack_bytes = SAMPLER_STACK_DEFAULT;
 	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
-	/* "+": the command's own options are not ours, even without "--". */
-	while ((c = getopt_long(argc, argv, "+:o:e:F:c:qhgD:m:p:t:a", longopts, NULL)) != -1) {
+	while ((c = cmdopt_next(argc, argv, &record_spec)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -293,13 +285,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'S':
+		case OPT_SERVE:
 			o->serve = 1;
 			break;
 		case 'g':
 			o->callgraph = "-g";
 			break;
-		case 'G':
+		case OPT_CALLGRAPH:
 			if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "lbr") != 0 &&
 			    strcmp(optarg, "dwarf") != 0 && strncmp(optarg, "dwarf,", 6) != 0)
 				return usage_error("--call-graph %s: perf's modes are fp, dwarf[,SIZE] "
@@ -327,7 +319,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 						   "milliseconds from 0 to 86400000 (perf's -1, start "
 						   "disabled, is not supported)", optarg);
 			break;
-		case 'I':
+		case OPT_NO_INHERIT:
 			o->no_inherit = 1;
 			break;
 		case 'm':

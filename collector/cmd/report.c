@@ -31,92 +31,117 @@
 #define REPORT_MEMORY_MIB LOAD_MEMORY_MIB
 static uint64_t memory_mib = REPORT_MEMORY_MIB;
 
-void report_usage(FILE *out)
+/* Long-only options' keys (cmdopt.h). */
+enum {
+	OPT_CHILDREN = CMDOPT_LONG, OPT_NO_CHILDREN, OPT_PID, OPT_TID, OPT_TIME, OPT_HEADER,
+	OPT_HEADER_ONLY, OPT_EVENT, OPT_MAX_MEMORY, OPT_SIGNATURES, OPT_FORMAT, OPT_TREE,
+	OPT_TITLE, OPT_WIDTH, OPT_INVERTED, OPT_LINES, OPT_DEMANGLE, OPT_NO_INLINE,
+	OPT_INLINE, OPT_PERCENT, OPT_STDIO,
+};
+
+/* --format's list: each format and what it is for. */
+static void formats_more(FILE *out, int col)
 {
-	fprintf(out,
-		"usage: probe report [-i] FILE [--format FORMAT] [-o OUT] [--tree]\n"
-		"                    [--sort KEYS] [--lines] [--percent-limit PCT]\n"
-		"                    [--children | --no-children] [-g caller|callee]\n"
-		"                    [--comms C,..] [--pid P,..] [--tid T,..]\n"
-		"                    [--dsos D,..] [--symbols S,..] [--time START,END]\n"
-		"                    [--header | --header-only] [-n] [-q]\n"
-		"                    [--no-demangle] [--signatures] [--no-inline] [--stdio]\n"
-		"                    [--title TEXT] [--width PX] [--inverted]\n"
-		"                    [--max-memory MIB] [-G]\n"
-		"\n"
-		"Show a recording made by probe record (default FILE: probe.data).\n"
-		"\n"
-		"  -i, --input FILE       the recording (\"-\": standard input)\n"
-		"  --format FORMAT        one of:\n");
 	for (unsigned i = 0; format_at(i); i++) {
-		int col = fprintf(out, "                           %-12s ", format_at(i)->name);
-		help_wrap(out, col, col, format_at(i)->help);
+		int c = fprintf(out, "%*s%-12s ", col + 2, "", format_at(i)->name);
+		help_wrap(out, c, c, format_at(i)->help);
 	}
-	fprintf(out,
-		"  -o, --output OUT       write the report to OUT (made whole, then\n"
-		"                         renamed into place) instead of standard output\n"
-		"  --tree                 same as --format tree (its lines cut to $COLUMNS,\n"
-		"                         else a terminal's width, \"..\" at the cut;\n"
-		"                         COLUMNS=0 or -o FILE: whole lines)\n"
-		"  -s, --sort KEYS        text rows grouped by a comma list of pid, tid,\n"
-		"                         comm (thread name), exe, sym, dso, srcline\n"
-		"                         (default sym,dso); event: each event on its\n"
-		"                         own (--off-cpu: running and waiting apart)\n"
-		"  --lines                flat profile by source line (file:line, from\n"
-		"                         DWARF; [module] where there is none): the same\n"
-		"                         as --sort srcline,sym\n"
-		"  -M, --no-demangle      show C++ and Rust names as they are in the binary\n"
-		"  --signatures           text and tree: C++ names with their parameter\n"
-		"                         lists (gt::mix(int) const), overloads apart;\n"
-		"                         by default they show as perf shows them\n"
-		"                         (gt::mix); other formats always have them\n"
-		"                         (also --full-names)\n"
-		"  --no-inline            no inline frames (by default functions inlined at\n"
-		"                         a sampled address are frames of their own, shown\n"
-		"                         as NAME [inlined], where DWARF describes them)\n"
-		"  --percent-limit PCT    hide rows under PCT %% in the column they sort by\n"
-		"                         (Self; Total with --children), tree nodes under\n"
-		"                         PCT %% Total (default 0 for text, 0.5 for the\n"
-		"                         tree and for text on a terminal, which says\n"
-		"                         what it hid)\n"
-		"  --children             perf's default: Total (self and callees) before\n"
-		"                         Self, rows by Total (probe's default: Self,\n"
-		"                         Total, rows by Self)\n"
-		"  --no-children          Self only: rows with samples of their own\n"
-		"  -g, --call-graph SPEC  the call tree (perf's words: graph, caller,\n"
-		"                         callee, a threshold %%, function, percent);\n"
-		"                         callee: leaves at the root, callers below\n"
-		"  -G                     the same as -g callee\n"
-		"  -c, --comms NAMES      only samples of these threads (comma list of\n"
-		"                         thread names)\n"
-		"  --pid PIDS, --tid TIDS only samples of these processes, threads\n"
-		"  -d, --dsos NAMES       only samples whose leaf is in these modules\n"
-		"                         (basename or path)\n"
-		"  -S, --symbols NAMES    only samples whose leaf is in these functions\n"
-		"                         (filters keep shares of the whole total)\n"
-		"  --time START,END       only samples between these seconds from the\n"
-		"                         start of the recording (either may be empty);\n"
-		"                         shares are of that window\n"
-		"  --header               the recording's header first: command line,\n"
-		"                         host, kernel, event, duration, every process\n"
-		"  --header-only          that header alone\n"
-		"  -n, --show-nr-samples  accepted (the Samples column always shows)\n"
-		"  -q, --quiet            no warnings, no header lines: rows only\n"
-		"  --stdio                accepted for perf compatibility (always stdio)\n"
-		"  --title TEXT           a picture's title\n"
-		"  --width PX             a picture's width in pixels (default 1200)\n"
-		"  --inverted             a picture upside down: leaves at the root (icicle)\n"
-		"  --max-memory MIB       the memory the recording's distinct stacks may take,\n"
-		"                         reporting them included (default %d; 0: no\n"
-		"                         bound); samples of stacks beyond are counted as\n"
-		"                         dropped, and the report says how many\n"
-		"  -h, --help             this help\n"
-		"\n"
+}
+
+static const struct cmd_option report_opts[] = {
+	{ 'i', "input", required_argument, "FILE", "the recording (\"-\": standard input)",
+	  CMDOPT_NOSYN, NULL },
+	{ OPT_FORMAT, "format", required_argument, "FORMAT", "one of:", 0, formats_more },
+	{ 'o', "output", required_argument, "OUT", "write the report to OUT (made whole, then "
+	  "renamed into place) instead of standard output", 0, NULL },
+	{ OPT_TREE, "tree", no_argument, NULL, "same as --format tree (its lines cut to "
+	  "$COLUMNS, else a terminal's width, \"..\" at the cut; COLUMNS=0 or -o FILE: "
+	  "whole lines)", 0, NULL },
+	{ 's', "sort", required_argument, "KEYS", "text rows grouped by a comma list of pid, "
+	  "tid, comm (thread name), exe, sym, dso, srcline (default sym,dso); event: each "
+	  "event on its own (--off-cpu: running and waiting apart)", 0, NULL },
+	{ OPT_LINES, "lines", no_argument, NULL, "flat profile by source line (file:line, "
+	  "from DWARF; [module] where there is none): the same as --sort srcline,sym", 0,
+	  NULL },
+	{ OPT_EVENT, "event", required_argument, "NAME", "a recording of several events: "
+	  "this one only (text shows each by default, other formats the first); inuse: "
+	  "the allocations --alloc sampled that were not freed", 0, NULL },
+	{ 'M', "no-demangle", no_argument, NULL, "show C++ and Rust names as they are in the "
+	  "binary", 0, NULL },
+	{ OPT_DEMANGLE, "demangle", no_argument, NULL, NULL, 0, NULL },
+	{ OPT_SIGNATURES, "signatures", no_argument, NULL, "text and tree: C++ names with "
+	  "their parameter lists (gt::mix(int) const), overloads apart; by default they "
+	  "show as perf shows them (gt::mix); other formats always have them (also "
+	  "--full-names)", 0, NULL },
+	{ OPT_SIGNATURES, "full-names", no_argument, NULL, NULL, 0, NULL },
+	{ OPT_NO_INLINE, "no-inline", no_argument, NULL, "no inline frames (by default "
+	  "functions inlined at a sampled address are frames of their own, shown as NAME "
+	  "[inlined], where DWARF describes them)", 0, NULL },
+	{ OPT_INLINE, "inline", no_argument, NULL, NULL, 0, NULL },
+	{ OPT_PERCENT, "percent-limit", required_argument, "PCT", "hide rows under PCT% in "
+	  "the column they sort by (Self; Total with --children), tree nodes under PCT% "
+	  "Total (default 0 for text, 0.5 for the tree and for text on a terminal, which "
+	  "says what it hid)", 0, NULL },
+	{ OPT_CHILDREN, "children", no_argument, NULL, "perf's default: Total (self and "
+	  "callees) before Self, rows by Total (probe's default: Self, Total, rows by "
+	  "Self)", 0, NULL },
+	{ OPT_NO_CHILDREN, "no-children", no_argument, NULL, "Self only: rows with samples "
+	  "of their own", CMDOPT_OR, NULL },
+	{ 'g', "call-graph", required_argument, "SPEC", "the call tree (perf's words: graph, "
+	  "caller, callee, a threshold %, function, percent); callee: leaves at the root, "
+	  "callers below", 0, NULL },
+	{ 'G', NULL, no_argument, NULL, "the same as -g callee", 0, NULL },
+	{ 'c', "comms", required_argument, "NAMES", "only samples of these threads (comma "
+	  "list of thread names)", 0, NULL },
+	{ OPT_PID, "pid", required_argument, "PIDS", "only samples of these processes", 0,
+	  NULL },
+	{ OPT_TID, "tid", required_argument, "TIDS", "only samples of these threads", 0,
+	  NULL },
+	{ 'd', "dsos", required_argument, "NAMES", "only samples whose leaf is in these "
+	  "modules (basename or path)", 0, NULL },
+	{ 'S', "symbols", required_argument, "NAMES", "only samples whose leaf is in these "
+	  "functions (filters keep shares of the whole total)", 0, NULL },
+	{ OPT_TIME, "time", required_argument, "START,END", "only samples between these "
+	  "seconds from the start of the recording (either may be empty); shares are of "
+	  "that window", 0, NULL },
+	{ OPT_HEADER, "header", no_argument, NULL, "the recording's header first: command "
+	  "line, host, kernel, event, duration, every process", 0, NULL },
+	{ OPT_HEADER_ONLY, "header-only", no_argument, NULL, "that header alone", CMDOPT_OR,
+	  NULL },
+	{ 'n', "show-nr-samples", no_argument, NULL, "accepted (the Samples column always "
+	  "shows)", 0, NULL },
+	{ 'q', "quiet", no_argument, NULL, "no warnings, no header lines: rows only", 0,
+	  NULL },
+	{ OPT_STDIO, "stdio", no_argument, NULL, "accepted for perf compatibility (always "
+	  "stdio)", 0, NULL },
+	{ OPT_TITLE, "title", required_argument, "TEXT", "a picture's title", 0, NULL },
+	{ OPT_WIDTH, "width", required_argument, "PX", "a picture's width in pixels (default "
+	  "1200)", 0, NULL },
+	{ OPT_INVERTED, "inverted", no_argument, NULL, "a picture upside down: leaves at the "
+	  "root (icicle)", 0, NULL },
+	{ OPT_MAX_MEMORY, "max-memory", required_argument, "MIB", "the memory the "
+	  "recording's distinct stacks may take, reporting them included (default "
+	  CMDOPT_STR(REPORT_MEMORY_MIB) "; 0: no bound); samples of stacks beyond are "
+	  "counted as dropped, and the report says how many", 0, NULL },
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+static const struct cmd_spec report_spec = {
+	.cmd = "report",
+	.lead = "[[-i] FILE]",
+	.about = "Show a recording made by probe record (default FILE: probe.data).\n",
+	.notes =
 		"Shares are by event weight (the sampling period), like perf's period.\n"
 		"Names come from the files the recording names, checked against their\n"
 		"recorded build-ids: .symtab, separate debug files (/usr/lib/debug),\n"
 		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n",
-		REPORT_MEMORY_MIB);
+	.opts = report_opts,
+};
+
+void report_usage(FILE *out)
+{
+	cmdopt_usage(out, &report_spec);
 }
 
 #define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
@@ -487,13 +512,6 @@ static char **join_g(int argc, char **argv, char ***owned, size_t *nowned, int *
 	return v;
 }
 
-enum {
-	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PID, OPT_TID, OPT_TIME, OPT_HEADER,
-	OPT_HEADER_ONLY,
-	OPT_EVENT,
-	OPT_MAX_MEMORY,
-	OPT_SIGNATURES,
-};
 
 /* Does the recording (agg) hold an event named name? */
 static int has_event(const struct agg *a, const char *name)
@@ -777,24 +795,24 @@ static int report_option(struct report_args *a, int c)
 	case 'i':
 		a->o.file = optarg;
 		break;
-	case 'f':
+	case OPT_FORMAT:
 		if (!(a->o.format = format_find(optarg))) {
 			usage_error("unknown format '%s' (use %s)", optarg, format_names());
 			return -1;
 		}
 		a->format_set = 1;
 		break;
-	case 't':
+	case OPT_TREE:
 		a->o.format = format_find("tree");
 		a->format_set = 1;
 		break;
 	case 'o':
 		a->o.output = optarg;
 		break;
-	case 'T':
+	case OPT_TITLE:
 		a->o.title = optarg;
 		break;
-	case 'W':
+	case OPT_WIDTH:
 		if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
 			usage_error("bad --width '%s': use a number of pixels "
 				    "from 100 to 100000", optarg);
@@ -802,7 +820,7 @@ static int report_option(struct report_args *a, int c)
 		}
 		a->o.width = (unsigned)width;
 		break;
-	case 'V':
+	case OPT_INVERTED:
 		a->o.inverted = 1;
 		a->o.callee = 1;   /* the tree too: perf's -G, --inverted */
 		break;
@@ -814,7 +832,7 @@ static int report_option(struct report_args *a, int c)
 			return -1;
 		}
 		break;
-	case 'L':
+	case OPT_LINES:
 		a->o.keys[0] = KEY_SRCLINE;
 		a->o.keys[1] = KEY_SYM;
 		a->o.nkeys = 2;
@@ -824,16 +842,16 @@ static int report_option(struct report_args *a, int c)
 	case 'M':
 		a->o.resolve.demangle = 0;
 		break;
-	case 'D':
+	case OPT_DEMANGLE:
 		a->o.resolve.demangle = 1;
 		break;
-	case 'N':
+	case OPT_NO_INLINE:
 		a->o.resolve.inline_frames = 0;
 		break;
-	case 'I':
+	case OPT_INLINE:
 		a->o.resolve.inline_frames = 1;
 		break;
-	case 'p':
+	case OPT_PERCENT:
 		if (parse_percent(optarg, &a->o.percent_limit) < 0) {
 			usage_error("bad --percent-limit '%s': use a number from 0 to 100",
 				    optarg);
@@ -841,7 +859,7 @@ static int report_option(struct report_args *a, int c)
 		}
 		a->o.percent_limit_set = 1;
 		break;
-	case 'O':
+	case OPT_STDIO:
 		break;
 	}
 	return 0;
@@ -896,42 +914,6 @@ static int report_settle(struct report_args *a, int argc, char **args)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "tree", no_argument, NULL, 't' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "percent-limit", required_argument, NULL, 'p' },
-		{ "stdio", no_argument, NULL, 'O' },
-		{ "lines", no_argument, NULL, 'L' },
-		{ "no-demangle", no_argument, NULL, 'M' },
-		{ "demangle", no_argument, NULL, 'D' },
-		{ "no-inline", no_argument, NULL, 'N' },
-		{ "inline", no_argument, NULL, 'I' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "width", required_argument, NULL, 'W' },
-		{ "inverted", no_argument, NULL, 'V' },
-		{ "children", no_argument, NULL, OPT_CHILDREN },
-		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-		{ "call-graph", required_argument, NULL, 'g' },
-		{ "show-nr-samples", no_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "comms", required_argument, NULL, 'c' },
-		{ "dsos", required_argument, NULL, 'd' },
-		{ "symbols", required_argument, NULL, 'S' },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "header", no_argument, NULL, OPT_HEADER },
-		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
-		{ "event", required_argument, NULL, OPT_EVENT },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
-		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct report_args a = { .o = { .file = NULL, .format = format_find("text") } };
 	memory_mib = REPORT_MEMORY_MIB;
 	a.o.keys[0] = KEY_SYM;
@@ -945,7 +927,7 @@ int cmd_report(int argc, char **argv)
 	int c, rc = 2;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, args, ":i:s:o:hMg:Gnqc:d:S:", longopts, NULL)) != -1) {
+	while ((c = cmdopt_next(argc, args, &report_spec)) != -1) {
 		if (c == 'h') {
 			report_usage(stdout);
 			rc = 0;

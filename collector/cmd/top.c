@@ -61,53 +61,74 @@
 static char tag_listen, tag_signal, tag_keys, tag_stderr, tag_ring;
 
 
-void top_usage(FILE *out)
+/* Long-only options' keys (cmdopt.h); --off-cpu and --alloc are sampling's. */
+enum { OPT_SIGNATURES = CMDOPT_LONG, OPT_EXIT };
+
+/* -e's list: long, so wrapped under the entry's text. */
+static void events_more(FILE *out, int col)
 {
-	fprintf(out,
-		"usage: probe top [-d SECS] [-n N] [-o FILE] [-e EVENT] [-F HZ | -c PERIOD]\n"
-		"                 [--off-cpu] [--alloc[=BYTES]] [--signatures] [--exit]\n"
-		"                 [-p PID[,PID...] | -t TID[,TID...] | -a | -- CMD [ARG...]]\n"
-		"\n"
+	fprintf(out, "%*s", col, "");
+	help_wrap(out, col, col, event_list());
+}
+
+static const struct cmd_option top_opts[] = {
+	{ 'd', "delay", required_argument, "SECS", "redraw every SECS seconds (default 1)",
+	  0, NULL },
+	{ 'n', "rows", required_argument, "N", "rows per snapshot when not on a terminal "
+	  "(default 20)", 0, NULL },
+	{ 'o', "output", required_argument, "FILE", "also save the recording (as probe "
+	  "record does)", 0, NULL },
+	{ 'e', "event", required_argument, "EVENT", "what to sample (default cpu-clock), "
+	  "one of:", 0, events_more },
+	{ 'F', "freq", required_argument, "HZ", "samples per second per thread (default "
+	  CMDOPT_STR(PROBE_DEFAULT_FREQ) ")", 0, NULL },
+	{ 'c', "count", required_argument, "PERIOD", "one sample every PERIOD events "
+	  "instead", CMDOPT_OR, NULL },
+	{ SAMPLING_OFFCPU, "off-cpu", no_argument, NULL, "where the threads wait too, as "
+	  "shares of wall time (a wait shows when it ends); with -p/-t/-a: every switch "
+	  "off the CPU, timed by the kernel", 0, NULL },
+	{ SAMPLING_ALLOC, "alloc", optional_argument, "BYTES", "where CMD allocates memory "
+	  "instead: one allocation sampled about every BYTES bytes (default 512K), "
+	  "shares of the bytes allocated", 0, NULL },
+	{ OPT_SIGNATURES, "signatures", no_argument, NULL, "C++ names with their parameter "
+	  "lists (by default without, as perf shows them)", 0, NULL },
+	{ OPT_SIGNATURES, "full-names", no_argument, NULL, NULL, 0, NULL },
+	{ OPT_EXIT, "exit", no_argument, NULL, "end as soon as CMD has exited (default: keep "
+	  "the last view until q)", 0, NULL },
+	{ 'p', "pid", required_argument, "PID,...", "processes already running (their "
+	  "threads, and those they start later)", 0, NULL },
+	{ 't', "tid", required_argument, "TID,...", "threads already running", CMDOPT_OR,
+	  NULL },
+	{ 'a', "all-cpus", no_argument, NULL, "the whole system (root, CAP_PERFMON, or "
+	  "kernel.perf_event_paranoid <= 0)", CMDOPT_OR, NULL },
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+static const struct cmd_spec top_spec = {
+	.cmd = "top",
+	.in_order = 1,
+	.operands = "[-- CMD [ARG...]]",
+	.about =
 		"Watch where a running program spends its time, updated every interval.\n"
 		"With CMD, run it with libprobe.so preloaded.  With -p, -t or -a, sample\n"
 		"running processes from outside (perf events, as perf top).  Without any,\n"
 		"watch every program the same user starts with the line probe top prints\n"
 		"first:\n"
-		"  PROBE_SOCKET=DIR/top.sock LD_PRELOAD=.../libprobe.so PROGRAM\n"
-		"\n"
-		"  -p, --pid PID,...   processes already running (their threads, and those\n"
-		"                      they start later)\n"
-		"  -t, --tid TID,...   threads already running\n"
-		"  -a, --all-cpus      the whole system (root, CAP_PERFMON, or\n"
-		"                      kernel.perf_event_paranoid <= 0)\n"
-		"  -d, --delay SECS    redraw every SECS seconds (default 1)\n"
-		"  -n, --rows N        rows per snapshot when not on a terminal (default 20)\n"
-		"  -o, --output FILE   also save the recording (as probe record does)\n");
-	/* The event list is long: wrapped under the entry's text column. */
-	int col = fprintf(out, "  -e, --event EVENT   what to sample (default cpu-clock):");
-	help_wrap(out, col, 22, event_list());
-	fprintf(out,
-		"  -F, --freq HZ       samples per second per thread (default %d)\n"
-		"  -c, --count PERIOD  one sample every PERIOD events instead\n"
-		"      --off-cpu       where the threads wait too, as shares of wall time\n"
-		"                      (a wait shows when it ends); with -p/-t/-a: every\n"
-		"                      switch off the CPU, timed by the kernel\n"
-		"      --alloc[=BYTES] where CMD allocates memory instead: one allocation\n"
-		"                      sampled about every BYTES bytes (default 512K),\n"
-		"                      shares of the bytes allocated\n"
-		"      --exit          end as soon as CMD has exited (default: keep the\n"
-		"                      last view until q)\n"
-		"      --signatures    C++ names with their parameter lists (by default\n"
-		"                      without, as perf shows them)\n"
-		"  -h, --help          this help\n"
-		"\n"
+		"  PROBE_SOCKET=DIR/top.sock LD_PRELOAD=.../libprobe.so PROGRAM\n",
+	.notes =
 		"Keys: q quit, ? help, s sort (self/total/name), g group (function/module/\n"
 		"thread/process), f focus the selected thread or process, F clear focus,\n"
 		"/ filter by name, Enter or c call tree of the selected function,\n"
 		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
 		"Not on a terminal, a plain-text snapshot is printed every interval: on\n"
 		"stdout, or on stderr when probe top runs a command (its stdout is its own).\n",
-		PROBE_DEFAULT_FREQ);
+	.opts = top_opts,
+};
+
+void top_usage(FILE *out)
+{
+	cmdopt_usage(out, &top_spec);
 }
 
 #define usage_error(...) cmd_usage_error("top", __VA_ARGS__)
@@ -448,28 +469,9 @@ static void run_loop(struct top *t)
 /* --signatures: C++ names in full (resolve.h); kept apart from top_opts,
    which the view's files share, as only the resolver's set-up reads it. */
 static int top_signatures;
-enum { OPT_SIGNATURES = 0x200 };
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "exit", no_argument, NULL, 'x' },
-		{ "off-cpu", no_argument, NULL, SAMPLING_OFFCPU },
-		{ "alloc", optional_argument, NULL, SAMPLING_ALLOC },
-		{ "signatures", no_argument, NULL, OPT_SIGNATURES },
-		{ "full-names", no_argument, NULL, OPT_SIGNATURES },
-		{ "help", no_argument, NULL, 'h' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 	o->delay = 1.0;
 	o->nrows = 20;
@@ -477,7 +479,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	sampling_init(&o->smp);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:d:n:o:e:F:c:hp:t:a", longopts, NULL)) != -1) {
+	while ((c = cmdopt_next(argc, argv, &top_spec)) != -1) {
 		switch (c) {
 		case 'd': {
 			char *end;
@@ -510,7 +512,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			if (sampling_option("top", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
-		case 'x':
+		case OPT_EXIT:
 			o->exit_at_end = 1;
 			break;
 		case 'p':
