@@ -25,7 +25,7 @@
  * is enabled (it would reject this), or no such byte is found, the plain
  * call is used.
  *
- * Objects that come and go (maps.c, announce.c): when the outermost dlopen
+ * Objects that come and go (maps.c, conn_frames.c): when the outermost dlopen
  * loaded something (the loader's adds counter moved), it sends the new
  * objects' MAP frames itself before it returns, so they reach the
  * collector before any sample taken in them could be read from the arena -

@@ -13,7 +13,7 @@
  * first object tell whether objects were loaded or unloaded since the last
  * scan.  Only objects not sent before get a MAP frame.  The frames of one
  * scan go out in records of at most BATCH bytes, the first one led by a
- * SYNC frame when asked (announce.c says why).  Callers are in normal
+ * SYNC frame when asked (conn_frames.c says why).  Callers are in normal
  * context (the constructor, dlopen/dlclose, pthread_create, exit); scans
  * are serialized by a lock.
  *

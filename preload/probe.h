@@ -16,7 +16,7 @@
  *   loader.c   interposed dlopen/dlclose: the "inside the loader" guard
  *   maps.c     dl_iterate_phdr -> MAP frames
  *   conn.c     the connection to the collector (or starting one)
- *   announce.c HELLO (with the arena), SYNC, EXIT
+ *   conn_frames.c HELLO (with the arena), SYNC, EXIT
  *   timer.c    the fallback without perf events: per-thread CPU-time timers
  *   signals.c  interposed sigaction/signal/sigprocmask/pthread_sigmask: the
  *              program's view of the signals libprobe holds
@@ -584,7 +584,7 @@ void *probe_real_dlopen(const char *file, int mode);
 /* ---- maps.c ------------------------------------------------------------- */
 
 /* Send MAP frames for objects not sent yet; returns frames added. */
-#define PROBE_MAPS_SYNC 1u      /* SYNC first (see announce.c) */
+#define PROBE_MAPS_SYNC 1u      /* SYNC first (see conn_frames.c) */
 #define PROBE_MAPS_ALL  2u      /* forget what was sent: a new connection */
 int probe_maps_scan(uint32_t pid, unsigned how);
 void probe_maps_after_fork_child(void);
@@ -633,7 +633,7 @@ const char *probe_conn_trouble(void);
 int probe_conn_watcher(void);
 extern uint64_t probe_conn_dropped;     /* frames that could not be sent */
 
-/* ---- announce.c ---------------------------------------------------------- */
+/* ---- conn_frames.c ------------------------------------------------------- */
 
 struct probe_proc {
 	uint32_t pid, ppid;

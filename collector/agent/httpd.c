@@ -1,5 +1,7 @@
 /*
- * httpd.c - see httpd.h.
+ * httpd.c - see httpd.h: binding, connections and their bounds, requests
+ * and pulls, and the agent's side.  Who a client is: http_clients.c; the
+ * index page: http_index.c (httpd_int.h, what the three share).
  *
  * A request for a profile is parked (MHD_suspend_connection) with a sink
  * of its own that every frame reaches until its time is up; then the
@@ -22,15 +24,11 @@
  * with shutdown(2) when a bound says so; libmicrohttpd then reads the end
  * of it and cleans up as for any client that hangs up.
  */
-#include "agent/httpd.h"
+#include "agent/httpd_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <linux/tcp.h>
@@ -48,83 +46,6 @@
 #include "format/pprof_merge.h"
 #include "agent/sink.h"
 #include "util.h"
-
-#define NS 1000000000ull
-#define MINUTE_NS (60 * NS)
-#define STATE_LISTEN 10         /* TCP_LISTEN of the kernel's tcp_states.h */
-
-/* R_READY: its answer is being sent (in h->sending until done). */
-enum req_state { R_NEW, R_WAITING, R_READY, R_GONE };
-
-/* Which processes a client may see (httpd.h): none (a local client whose
- * user the kernel did not say; 0, what a fresh struct holds), those of its
- * uid, or every one (root, the agent's own user, a remote client). */
-enum sight { SEE_NONE, SEE_UID, SEE_ALL };
-
-/* One connection, from libmicrohttpd's notice of its start to that of its
- * end. */
-struct conn {
-	int fd;
-	char who[64];           /* its client: "uid 1000", "192.0.2.7", "2001:db8::/64" */
-	enum sight sees;
-	uint32_t uid;           /* SEE_UID: its client's */
-	uint64_t since;         /* CLOCK_MONOTONIC ns: waiting for a request since */
-	uint64_t rx;            /* bytes received by then; UINT64_MAX: not known */
-	int busy;               /* its request is whole: being answered, or a pull */
-	uint64_t send_due;      /* its pull's answer sent whole by then; 0: none */
-	int shut;               /* closed by us; libmicrohttpd has yet to see it */
-	struct conn *prev, *next;
-};
-
-struct req {
-	enum req_state state;
-	struct MHD_Connection *conn;
-	struct conn *cn;        /* its connection (NULL: none known, client "?") */
-	int fd;                 /* in h->pfd while parked, else -1 */
-	struct sink *sink;
-	uint64_t due;           /* CLOCK_MONOTONIC ns */
-	enum sight sees;        /* its client's (SEE_NONE when not known) */
-	uint32_t uid;
-	uint32_t pid;           /* 0: any */
-	char *comm;             /* NULL: any */
-	uint8_t *body;
-	size_t len;
-	int failed;
-	struct req *prev, *next;
-};
-
-/* The bounds reached, by kind: each counted, and said once a minute. */
-enum limit { L_BUSY, L_EACH, L_CONNS, L_TOTAL, L_SLOW, L_SEND, L_KINDS };
-
-/* A line said at most once a minute: when last, and how often asked. */
-struct said {
-	const void *key;
-	uint64_t at, n;
-};
-
-#define MHD_SAID 16
-
-struct httpd {
-	struct MHD_Daemon *d;
-	int lfd, efd;           /* listener, libmicrohttpd's epoll fd */
-	int pfd;                /* epoll: efd, and the parked pulls' sockets */
-	int nl;                 /* sock_diag netlink socket, -1: none */
-	unsigned diag_said;     /* local_unknown said its line */
-	uint32_t self;          /* the agent's uid: its clients see every process */
-	uint32_t nlseq;
-	char where[128];
-	struct aprocs *procs;
-	struct symcache **syms;
-	struct req *waiting;    /* list of R_WAITING */
-	struct req *sending;    /* list of R_READY: answered, not yet sent whole */
-	struct conn *conns;     /* newest first */
-	unsigned nopen;         /* conns not shut */
-	uint64_t next_sweep;    /* when the next request or send deadline falls */
-	uint64_t served, cancelled, idle;
-	struct said limit[L_KINDS];
-	struct said mhd[MHD_SAID];      /* libmicrohttpd's messages; the last for any other */
-	int hush;               /* its next message is about a pull we dropped */
-};
 
 /* ---- said once a minute ------------------------------------------------- */
 
@@ -233,208 +154,6 @@ static int bind_spec(const char *spec, char *where, size_t wcap)
 	return fd;
 }
 
-/* ---- clients: who is at the other end ---------------------------------- */
-
-/* One end of a TCP connection: an IPv4-mapped IPv6 address as IPv4. */
-struct endpoint {
-	int family;
-	uint16_t port;          /* network order */
-	uint32_t a[4];          /* network order; IPv4 in a[0], the rest 0 */
-};
-
-static int endpoint_of(int family, const void *addr, uint16_t port, struct endpoint *e)
-{
-	memset(e, 0, sizeof(*e));
-	e->port = port;
-	if (family == AF_INET) {
-		e->family = AF_INET;
-		memcpy(e->a, addr, 4);
-	} else if (family == AF_INET6 && IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)addr)) {
-		e->family = AF_INET;
-		memcpy(e->a, (const uint8_t *)addr + 12, 4);
-	} else if (family == AF_INET6) {
-		e->family = AF_INET6;
-		memcpy(e->a, addr, 16);
-	} else {
-		return -1;
-	}
-	return 0;
-}
-
-static int endpoint_sa(const struct sockaddr_storage *ss, struct endpoint *e)
-{
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
-		return endpoint_of(AF_INET, &s->sin_addr, s->sin_port, e);
-	}
-	const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
-	return endpoint_of(ss->ss_family, &s->sin6_addr, s->sin6_port, e);
-}
-
-static int same_endpoint(const struct endpoint *x, const struct endpoint *y)
-{
-	return x->family == y->family && x->port == y->port && memcmp(x->a, y->a, 16) == 0;
-}
-
-/* sock_diag's answer m (whole in what was read): the uid of the socket
- * it found when that is the client's own end (src peer, dst me: an exact
- * lookup falls back on a listener of the peer's port), else -1.  A socket
- * with no inode is one its owner closed already (an orphan: FIN-WAIT,
- * TIME-WAIT); a kernel that keeps no owner for it (older ones; any, for
- * TIME-WAIT) says uid 0, which is then no one's: not known.  A newer
- * kernel's uid for it is its owner's, believed. */
-static long diag_uid(const struct nlmsghdr *m, const struct endpoint *peer,
-		     const struct endpoint *me)
-{
-	if (m->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-	    m->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-		return -1;              /* NLMSG_ERROR: ENOENT, not a socket of this host */
-	const struct inet_diag_msg *d = NLMSG_DATA(m);
-	struct endpoint src, dst;
-	if (endpoint_of(d->idiag_family, d->id.idiag_src, d->id.idiag_sport, &src) < 0 ||
-	    endpoint_of(d->idiag_family, d->id.idiag_dst, d->id.idiag_dport, &dst) < 0 ||
-	    d->idiag_state == STATE_LISTEN || !same_endpoint(&src, peer) ||
-	    !same_endpoint(&dst, me) || (d->idiag_inode == 0 && d->idiag_uid == 0))
-		return -1;
-	return d->idiag_uid;
-}
-
-/* The uid owning the client's end of the connection peer -> me when that
- * end is a socket of this host (in this network namespace): an exact
- * sock_diag lookup, which the kernel answers before send() returns.  -1:
- * a remote client, or no answer. */
-static long local_uid(struct httpd *h, const struct endpoint *peer, const struct endpoint *me)
-{
-	if (h->nl < 0 || peer->family != me->family)
-		return -1;
-	struct {
-		struct nlmsghdr nh;
-		struct inet_diag_req_v2 r;
-	} q;
-	memset(&q, 0, sizeof(q));
-	q.nh.nlmsg_len = sizeof(q);
-	q.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	q.nh.nlmsg_flags = NLM_F_REQUEST;
-	q.nh.nlmsg_seq = ++h->nlseq;
-	q.r.sdiag_family = (uint8_t)peer->family;
-	q.r.sdiag_protocol = IPPROTO_TCP;
-	q.r.idiag_states = ~0u;
-	q.r.id.idiag_sport = peer->port;
-	q.r.id.idiag_dport = me->port;
-	memcpy(q.r.id.idiag_src, peer->a, sizeof(peer->a));
-	memcpy(q.r.id.idiag_dst, me->a, sizeof(me->a));
-	q.r.id.idiag_cookie[0] = q.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-	if (send(h->nl, &q, sizeof(q), 0) != (ssize_t)sizeof(q))
-		return -1;
-	for (;;) {
-		union {
-			struct nlmsghdr nh;
-			char b[2048];
-		} a;
-		ssize_t n = recv(h->nl, &a, sizeof(a), MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
-			const struct nlmsghdr *m = (const struct nlmsghdr *)(a.b + off);
-			if (m->nlmsg_len < sizeof(*m) || m->nlmsg_len > (size_t)n - off)
-				return -1;
-			if (m->nlmsg_seq == q.nh.nlmsg_seq)
-				return diag_uid(m, peer, me);
-			off += NLMSG_ALIGN(m->nlmsg_len);
-		}
-	}
-}
-
-static int is_loopback(const struct endpoint *e)
-{
-	if (e->family == AF_INET)
-		return ((const uint8_t *)e->a)[0] == 127;
-	return e->family == AF_INET6 && memcmp(e->a, &in6addr_loopback, 16) == 0;
-}
-
-/* e is one of this host's addresses (in this network namespace): a
- * client there is a local user, even when the kernel did not say which. */
-static int is_host_addr(const struct endpoint *e)
-{
-	struct ifaddrs *all, *i;
-	int found = 0;
-	if (is_loopback(e))
-		return 1;
-	if (getifaddrs(&all) < 0)
-		return 1;       /* not known: the restricted case (client_of) */
-	for (i = all; i && !found; i = i->ifa_next) {
-		struct endpoint a;
-		const struct sockaddr *sa = i->ifa_addr;
-		if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) ||
-		    endpoint_sa((const struct sockaddr_storage *)sa, &a) < 0)
-			continue;
-		found = a.family == e->family && memcmp(a.a, e->a, 16) == 0;
-	}
-	freeifaddrs(all);
-	return found;
-}
-
-/* A client of this host whose user the kernel did not say: sock_diag
- * cannot (no inet_diag in the kernel), or the client had closed its
- * socket already.  Said once. */
-static void local_unknown(struct httpd *h)
-{
-	if (h->diag_said++)
-		return;
-	probe_warn("http: the kernel did not say which user owns a local client's socket "
-		   "(no inet_diag module, or the client had closed it already): such a "
-		   "client is shown no process (403 for a profile) and is bounded as its "
-		   "address, with every other user there (modprobe inet_diag tells them "
-		   "apart; said once)");
-}
-
-/* Which processes a client of uid sees: all for root and the agent's own
- * user (who may read them all anyway), else its own. */
-static void sight_of_uid(const struct httpd *h, struct conn *cn, uint32_t uid)
-{
-	cn->uid = uid;
-	cn->sees = uid == 0 || uid == h->self ? SEE_ALL : SEE_UID;
-}
-
-/* Who is at the other end of cn's socket, into cn->who and what it sees:
- * "uid N" for a socket of this host, else its address (an IPv6 one by its
- * /64, which one host may hold whole), "?" when even that is not known.
- * A remote client sees every process (the operator opened the port to
- * it); a local one whose user is not known, none. */
-static void client_of(struct httpd *h, struct conn *cn)
-{
-	struct sockaddr_storage ps, ms;
-	socklen_t pl = sizeof(ps), ml = sizeof(ms);
-	struct endpoint peer, me;
-	snprintf(cn->who, sizeof(cn->who), "?");
-	cn->sees = SEE_NONE;
-	if (cn->fd < 0 || getpeername(cn->fd, (struct sockaddr *)&ps, &pl) < 0 ||
-	    endpoint_sa(&ps, &peer) < 0)
-		return;
-	long uid = getsockname(cn->fd, (struct sockaddr *)&ms, &ml) == 0 &&
-		   endpoint_sa(&ms, &me) == 0 ? local_uid(h, &peer, &me) : -1;
-	if (uid >= 0) {
-		snprintf(cn->who, sizeof(cn->who), "uid %ld", uid);
-		sight_of_uid(h, cn, (uint32_t)uid);
-		return;
-	}
-	if (is_host_addr(&peer))
-		local_unknown(h);
-	else
-		cn->sees = SEE_ALL;
-	char s[INET6_ADDRSTRLEN];
-	if (peer.family == AF_INET) {
-		if (inet_ntop(AF_INET, peer.a, s, sizeof(s)))
-			snprintf(cn->who, sizeof(cn->who), "%s", s);
-	} else {
-		memset(&peer.a[2], 0, 8);
-		if (inet_ntop(AF_INET6, peer.a, s, sizeof(s)))
-			snprintf(cn->who, sizeof(cn->who), "%s/64", s);
-	}
-}
-
 /* ---- connections -------------------------------------------------------- */
 
 /* Close cn: libmicrohttpd reads the end of it and cleans up as for a
@@ -521,7 +240,7 @@ static void conn_open(struct httpd *h, struct MHD_Connection *c, void **ctx)
 					MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct conn *cn = xcalloc(1, sizeof(*cn));
 	cn->fd = i ? i->connect_fd : -1;
-	client_of(h, cn);
+	httpi_client_of(h, cn);
 	awaiting(h, cn, now_ns(), bytes_in(cn->fd) == UINT64_MAX ? UINT64_MAX : 0);
 	cn->next = h->conns;
 	if (h->conns)
@@ -623,8 +342,8 @@ static struct conn *conn_of(struct MHD_Connection *c)
 
 /* ---- answers ---------------------------------------------------------- */
 
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const char *type,
-			      void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+enum MHD_Result httpi_answer(struct MHD_Connection *c, unsigned code, const char *type,
+			     void *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	if (!r)
@@ -639,10 +358,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned code, const cha
 	return ok;
 }
 
-static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
+enum MHD_Result httpi_text(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
 {
 	va_list ap;
 	char *s = NULL;
@@ -651,153 +367,7 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned code, const char 
 	va_end(ap);
 	if (n < 0)
 		return MHD_NO;
-	return answer(c, code, "text/plain; charset=utf-8", s, (size_t)n, MHD_RESPMEM_MUST_FREE);
-}
-
-static uint64_t hits(const struct httpd *h, enum limit k)
-{
-	return h->limit[k].n;
-}
-
-static unsigned count(const struct req *r)
-{
-	unsigned n = 0;
-	for (; r; r = r->next)
-		n++;
-	return n;
-}
-
-/* What the bounds allow and what they refused, for whoever looks. */
-static void put_bounds(const struct httpd *h, FILE *f)
-{
-	fprintf(f, "<h2>Server</h2>\n<p>Pulls: %u being taken, %u being sent (at most %d at "
-		"once, %d for one client; an answer read whole within %d s), %" PRIu64
-		" answered, %" PRIu64 " dropped as their client went away, %" PRIu64 " not read "
-		"whole in time; refused (503): %" PRIu64 " with every slot taken, %" PRIu64
-		" beyond a client's %d.</p>\n", httpd_pending(h), count(h->sending),
-		HTTPD_CAPTURES, HTTPD_CAPTURES_EACH, HTTPD_SEND_S, h->served, h->cancelled,
-		hits(h, L_SEND), hits(h, L_BUSY), hits(h, L_EACH), HTTPD_CAPTURES_EACH);
-	fprintf(f, "<p>Connections: %u open (at most %d, %d for one client; a whole request "
-		"within %d s); closed: %" PRIu64 " beyond a client's %d, %" PRIu64 " beyond %d "
-		"in all, %" PRIu64 " with part of a request and no whole one in %d s, %" PRIu64
-		" idle for %d s.</p>\n", h->nopen, HTTPD_CONNECTIONS, HTTPD_CONNECTIONS_EACH,
-		HTTPD_REQUEST_S, hits(h, L_CONNS), HTTPD_CONNECTIONS_EACH, hits(h, L_TOTAL),
-		HTTPD_CONNECTIONS, hits(h, L_SLOW), HTTPD_REQUEST_S, h->idle, HTTPD_REQUEST_S);
-}
-
-/* The client of cn (NULL: not known, SEE_NONE) may see p. */
-static int may_see(const struct conn *cn, const struct aproc *p)
-{
-	enum sight v = cn ? cn->sees : SEE_NONE;
-	return v == SEE_ALL || (v == SEE_UID && p->uid == cn->uid);
-}
-
-/* A client who sees only its own: its share of the bounds (processes.h,
- * sink.h), not the other users'. */
-static void put_own_bounds(const struct httpd *h, const struct conn *cn, FILE *f)
-{
-	struct auser *u = NULL;
-	if (cn && cn->sees == SEE_UID)
-		HASH_FIND(hh, h->procs->users, &cn->uid, sizeof(cn->uid), u);
-	fprintf(f, "<h2>Bounds</h2>\n<p>Kept of your processes: %.1f of %u MiB (%u MiB a "
-		"process). Your part of the profiles being taken: %.1f of %u MiB (%u MiB a "
-		"profile). Dropped at these bounds: %" PRIu64 " samples, %" PRIu64 " frames."
-		"</p>\n", u ? u->kept / 1048576.0 : 0.0, APROC_UID_BYTES >> 20,
-		APROC_PROC_BYTES >> 20, u ? u->profiles / 1048576.0 : 0.0, SINK_UID_BYTES >> 20,
-		SINK_BYTES >> 20, u ? u->dropped : 0, u ? u->frames_dropped : 0);
-}
-
-/* Whom the page shows: all, or why only some (none). */
-static void put_sight(const struct httpd *h, const struct conn *cn, FILE *f)
-{
-	if (cn && cn->sees == SEE_UID && h->self == 0)
-		fprintf(f, "<p>You (uid %" PRIu32 ") are shown your own processes; root is "
-			"shown every user's.</p>\n", cn->uid);
-	else if (cn && cn->sees == SEE_UID)
-		fprintf(f, "<p>You (uid %" PRIu32 ") are shown your own processes; root and "
-			"uid %" PRIu32 " (the agent's) are shown every user's.</p>\n", cn->uid,
-			h->self);
-	else if (!cn || cn->sees == SEE_NONE)
-		fputs("<p>The kernel did not say which user you are (sock_diag: no inet_diag "
-		      "module): you are shown no process.</p>\n", f);
-}
-
-/* The table of processes cn's client may see. */
-static void put_procs(struct httpd *h, const struct conn *cn, FILE *f)
-{
-	struct aproc *p, *tmp;
-	HASH_ITER(hh, h->procs->byid, p, tmp) {
-		if (p->gone || !may_see(cn, p))
-			continue;
-		fprintf(f, "<tr><td>%u</td><td>", p->pid);
-		flame_put_xml(f, p->name, 0);
-		fprintf(f, "</td><td>%" PRIu64 "</td><td>", p->samples);
-		flame_put_xml(f, p->exe, 0);
-		fprintf(f, "</td><td><a href=\"/debug/pprof/profile?seconds=30&amp;pid=%u\">"
-			"30 s</a></td></tr>\n", p->pid);
-	}
-	fputs("</table>\n", f);
-}
-
-/* The processes ended lately: every user's, for those who see all (the
- * ring keeps no uid). */
-static void put_recent(const struct httpd *h, FILE *f)
-{
-	fputs("<h2>Ended lately</h2>\n<table>\n<tr><th>pid</th><th>name</th>"
-	      "<th>samples</th><th>exit</th></tr>\n", f);
-	size_t k = h->procs->nrecent < APROC_RECENT ? h->procs->nrecent : APROC_RECENT;
-	for (size_t i = 0; i < k; i++) {
-		const struct arecent *r = &h->procs->recent[(h->procs->nrecent - 1 - i) %
-							    APROC_RECENT];
-		fprintf(f, "<tr><td>%u</td><td>", r->pid);
-		flame_put_xml(f, r->name, 0);
-		fprintf(f, "</td><td>%" PRIu64 "</td><td>", r->samples);
-		if (r->have_exit && r->status >= 0)     /* -1: sampled from outside */
-			fprintf(f, "%d", r->status);
-		else
-			fputs("?", f);
-		fputs("</td></tr>\n", f);
-	}
-	fputs("</table>\n", f);
-}
-
-/* The index page, of what cn's client may see (httpd.h). */
-static enum MHD_Result index_page(struct httpd *h, struct MHD_Connection *c,
-				  const struct conn *cn)
-{
-	char *buf = NULL;
-	size_t n = 0;
-	int all = cn && cn->sees == SEE_ALL;
-	FILE *f = open_memstream(&buf, &n);
-	if (!f)
-		return text(c, 500, "out of memory\n");
-	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>probe agent"
-	      "</title></head><body>\n<h1>probe agent</h1>\n<p>CPU profiles in pprof "
-	      "format: <a href=\"/debug/pprof/profile?seconds=30\">/debug/pprof/profile?"
-	      "seconds=30</a> (the processes listed here; <code>&amp;pid=P</code> or "
-	      "<code>&amp;comm=NAME</code> for some).</p>\n", f);
-	put_sight(h, cn, f);
-	if (all)
-		fprintf(f, "<h2>Processes (%zu live, %" PRIu64 " seen)</h2>\n", h->procs->nlive,
-			h->procs->seen);
-	else
-		fputs("<h2>Your processes</h2>\n", f);
-	fputs("<table>\n<tr><th>pid</th><th>name</th><th>samples</th><th>executable</th>"
-	      "<th>profile</th></tr>\n", f);
-	put_procs(h, cn, f);
-	if (all)
-		put_recent(h, f);
-	put_bounds(h, f);
-	if (all)
-		aprocs_bounds_html(h->procs, f);        /* what is kept, profiles: processes.h */
-	else
-		put_own_bounds(h, cn, f);
-	fputs("</body></html>\n", f);
-	if (fclose(f) != 0) {
-		free(buf);
-		return text(c, 500, "out of memory\n");
-	}
-	return answer(c, 200, "text/html; charset=utf-8", buf, n, MHD_RESPMEM_MUST_FREE);
+	return httpi_answer(c, code, "text/plain; charset=utf-8", s, (size_t)n, MHD_RESPMEM_MUST_FREE);
 }
 
 /* A whole decimal number in [lo, hi], or -1. */
@@ -874,10 +444,10 @@ static enum MHD_Result pick_pid(struct httpd *h, struct MHD_Connection *c, struc
 	long v = number(pid, 1, 0x7fffffff);
 	*answered = 1;
 	if (v < 0)
-		return text(c, 400, "pid: give a process id\n");
+		return httpi_text(c, 400, "pid: give a process id\n");
 	struct aproc *p = aproc_find(h->procs, (uint32_t)v);
-	if (!p || p->gone || !may_see(r->cn, p))
-		return text(c, 404, "no process %ld streams to this agent; see /\n", v);
+	if (!p || p->gone || !httpi_may_see(r->cn, p))
+		return httpi_text(c, 404, "no process %ld streams to this agent; see /\n", v);
 	r->pid = (uint32_t)v;
 	*answered = 0;
 	return MHD_YES;
@@ -887,17 +457,17 @@ static enum MHD_Result pick_pid(struct httpd *h, struct MHD_Connection *c, struc
 static enum MHD_Result room(struct httpd *h, struct MHD_Connection *c, const char *who,
 			    int *answered)
 {
-	unsigned all = httpd_pending(h) + count(h->sending);
+	unsigned all = httpd_pending(h) + httpi_count(h->sending);
 	*answered = 1;
 	if (pulls_of(h, who) >= HTTPD_CAPTURES_EACH) {
 		hit(h, L_EACH, who);
-		return text(c, 503, "you (%s) have %d profiles being taken or not yet read "
+		return httpi_text(c, 503, "you (%s) have %d profiles being taken or not yet read "
 			    "whole, the most one client may; try again when one is answered\n",
 			    who, HTTPD_CAPTURES_EACH);
 	}
 	if (all >= HTTPD_CAPTURES) {
 		hit(h, L_BUSY, who);
-		return text(c, 503, "%u profiles are being taken or sent already; try again "
+		return httpi_text(c, 503, "%u profiles are being taken or sent already; try again "
 			    "later\n", all);
 	}
 	*answered = 0;
@@ -932,7 +502,7 @@ static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struc
 	HASH_ITER(hh, h->procs->byid, p, tmp)
 		n += p->heap && !p->gone && wants(r, p);
 	if (n == 0)
-		return text(c, 404, "no process of yours streams allocations to this agent "
+		return httpi_text(c, 404, "no process of yours streams allocations to this agent "
 			    "(a program started with LD_PRELOAD=libprobe-alloc.so and "
 			    "PROBE_ALLOC=BYTES does); see /\n");
 	uint64_t now = now_ns();
@@ -958,7 +528,7 @@ static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struc
 	free(bodies);
 	free(lens);
 	if (rc < 0)
-		return text(c, 500, "the profile could not be written; see the agent's log\n");
+		return httpi_text(c, 500, "the profile could not be written; see the agent's log\n");
 	r->state = R_READY;
 	link_req(&h->sending, r);
 	if (r->cn)
@@ -966,7 +536,7 @@ static enum MHD_Result heap_now(struct httpd *h, struct MHD_Connection *c, struc
 	h->served++;
 	uint8_t *b = r->body;
 	r->body = NULL;
-	return answer(c, 200, "application/octet-stream", b, r->len, MHD_RESPMEM_MUST_FREE);
+	return httpi_answer(c, 200, "application/octet-stream", b, r->len, MHD_RESPMEM_MUST_FREE);
 }
 
 /*
@@ -986,17 +556,17 @@ static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, 
 	int answered;
 	enum MHD_Result a;
 	if (secs < 0)
-		return text(c, 400, "seconds: give a whole number from 1 to %d\n",
+		return httpi_text(c, 400, "seconds: give a whole number from 1 to %d\n",
 			    HTTPD_MAX_SECONDS);
 	if (!r->cn || r->cn->sees == SEE_NONE)
-		return text(c, 403, "the kernel did not say which user you are (sock_diag: no "
+		return httpi_text(c, 403, "the kernel did not say which user you are (sock_diag: no "
 			    "inet_diag module), so no process is shown to you; root can load "
 			    "it (modprobe inet_diag)\n");
 	if (pid && (a = pick_pid(h, c, r, pid, &answered), answered))
 		return a;
 	if (comm) {
 		if (!*comm)
-			return text(c, 400, "comm: give a process name\n");
+			return httpi_text(c, 400, "comm: give a process name\n");
 		r->comm = xstrdup(comm);
 	}
 	const char *who = r->cn->who;
@@ -1039,15 +609,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (r->state == R_READY) {
 		h->served++;
 		if (r->failed)
-			return text(c, 500, "the profile could not be written; see the agent's "
+			return httpi_text(c, 500, "the profile could not be written; see the agent's "
 				    "log\n");
 		uint8_t *b = r->body;
 		r->body = NULL;
-		return answer(c, 200, "application/octet-stream", b, r->len,
+		return httpi_answer(c, 200, "application/octet-stream", b, r->len,
 			      MHD_RESPMEM_MUST_FREE);
 	}
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return text(c, 405, "only GET is served here\n");
+		return httpi_text(c, 405, "only GET is served here\n");
 	if (strcmp(url, "/debug/pprof/profile") == 0)
 		return start_profile(h, c, r, PROF_CPU);
 	if (strcmp(url, "/debug/pprof/heap") == 0)
@@ -1056,8 +626,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return start_profile(h, c, r, PROF_ALLOCS);
 	if (strcmp(url, "/") == 0 || strcmp(url, "/debug/pprof/") == 0 ||
 	    strcmp(url, "/debug/pprof") == 0)
-		return index_page(h, c, r->cn);
-	return text(c, 404, "%s: not here; profiles are at /debug/pprof/profile?seconds=N "
+		return httpi_index_page(h, c, r->cn);
+	return httpi_text(c, 404, "%s: not here; profiles are at /debug/pprof/profile?seconds=N "
 		    "(allocations: /debug/pprof/heap and /debug/pprof/allocs), the processes "
 		    "at /\n", url);
 }
@@ -1125,18 +695,6 @@ static int watch_start(struct httpd *h, int efd)
 	return h->pfd < 0 || epoll_ctl(h->pfd, EPOLL_CTL_ADD, efd, &ev) < 0 ? -1 : 0;
 }
 
-/* sock_diag tells the local clients apart by user; without it they are
- * all 127.0.0.1 (or ::1) to the bounds. */
-static void diag_start(struct httpd *h)
-{
-	h->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (h->nl < 0 && !h->diag_said++)
-		probe_warn("http: no sock_diag netlink socket (%s): local clients are shown "
-			   "no process (403 for a profile), and the bounds of one client take "
-			   "them all as one (their address); load the inet_diag module to tell "
-			   "them apart", strerror(errno));
-}
-
 struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcache **syms)
 {
 	struct httpd *h = xcalloc(1, sizeof(*h));
@@ -1174,7 +732,7 @@ struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcach
 		free(h);
 		return NULL;
 	}
-	diag_start(h);
+	httpi_diag_start(h);
 	return h;
 }
 
@@ -1268,7 +826,7 @@ unsigned httpd_connections(const struct httpd *h)
 
 unsigned httpd_pending(const struct httpd *h)
 {
-	return count(h->waiting);
+	return httpi_count(h->waiting);
 }
 
 uint64_t httpd_served(const struct httpd *h)

@@ -35,6 +35,7 @@
 #include "agent/push.h"
 #include "outside/sampler.h"
 #include "agent/sink.h"
+#include "session/loop.h"
 #include "session/spawn.h"
 #include "symbols/symbols.h"
 #include "ingest/usock.h"
@@ -45,7 +46,7 @@
 #define LABELS_MAX 32
 #define PUSH_WAIT_MS 10000              /* at exit, for the last window */
 
-static char tag_listen, tag_signal, tag_http, tag_ring;
+static char tag_http;
 
 struct agent_opts {
 	const char *http, *push, *service, *socket;
@@ -441,7 +442,7 @@ static int outside_start(struct agent *a)
 	sampling_init(&smp);
 	a->smp = sampler_open(tasks, n, 0, &smp, SAMPLER_STACK_DEFAULT, 0, outside_frame, a);
 	free(tasks);
-	return a->smp && sampler_watch(a->smp, a->in.ep, &tag_ring) == 0 ? 0 : -1;
+	return a->smp && sampler_watch(a->smp, a->in.ep, &loop_tag_ring) == 0 ? 0 : -1;
 }
 
 /* ---- setting up ------------------------------------------------------- */
@@ -519,14 +520,8 @@ static void block_signals(sigset_t *mask, sigset_t *old)
 static int setup_loop(struct agent *a, const sigset_t *mask)
 {
 	a->sfd = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	a->in.ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	struct epoll_event hev = { .events = EPOLLIN, .data.ptr = &tag_http };
-	if (a->sfd < 0 || a->in.ep < 0 ||
-	    epoll_ctl(a->in.ep, EPOLL_CTL_ADD, a->in.lfd, &ev) < 0 ||
-	    epoll_ctl(a->in.ep, EPOLL_CTL_ADD, a->sfd, &sev) < 0 ||
-	    (a->http && epoll_ctl(a->in.ep, EPOLL_CTL_ADD, httpd_fd(a->http), &hev) < 0)) {
+	if (a->sfd < 0 || loop_open(&a->in, a->sfd) < 0 ||
+	    (a->http && loop_add(&a->in, httpd_fd(a->http), &tag_http) < 0)) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
@@ -564,48 +559,36 @@ static void housekeeping(struct agent *a, uint64_t now, uint64_t *next)
 	*next = now + (a->push ? (uint64_t)a->o->interval * 1000000000ull : REAP_NS);
 }
 
+/* The HTTP server's tag (loop.h): served after each turn, by run_loop. */
+static int own_tag(void *ctx, void *tag)
+{
+	(void)ctx;
+	return tag == &tag_http;
+}
+
 static void run_loop(struct agent *a)
 {
-	struct epoll_event evs[64];
 	uint64_t next = now_ns() + (a->push ? (uint64_t)a->o->interval * 1000000000ull
 					    : REAP_NS);
 	while (!a->quit) {
 		uint64_t now = now_ns();
 		housekeeping(a, now, &next);
 		int ms = (int)((next - now) / 1000000) + 1;
-		ms = min_ms(ms, ingest_timeout(&a->in));
 		if (a->http)
 			ms = min_ms(ms, httpd_timeout(a->http));
-		if (a->smp)
-			ms = min_ms(ms, SAMPLER_READ_MS);
-		int n = epoll_wait(a->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
-		if (n < 0 && errno != EINTR) {
+		struct loop_ready ready;
+		if (loop_turn(&a->in, loop_ms(&a->in, ms, a->smp != NULL), own_tag, a, &ready) < 0 &&
+		    errno != EINTR) {
 			probe_err("epoll_wait: %s", strerror(errno));
 			break;
 		}
-		int sig = 0, lis = 0;
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_listen)
-				lis = 1;
-			else if (p == &tag_signal)
-				sig = 1;
-			else if (p != &tag_http && p != &tag_ring &&
-				 !((struct ingest_conn *)p)->dead)
-				ingest_read(&a->in, p);
-		}
-		ingest_free_dead(&a->in);
-		if (lis)
-			ingest_accept_all(&a->in);
-		if (ingest_timeout(&a->in) == 0)
-			ingest_poll(&a->in);
 		if (a->smp && now_ns() - a->smp_read_at >= SAMPLER_READ_MS * 1000000ull / 2)
 			outside_read(a);
 		if (a->http) {
 			httpd_tick(a->http, 0);
 			httpd_run(a->http);
 		}
-		if (sig)
+		if (ready.signal)
 			on_signal(a);
 	}
 }
@@ -681,7 +664,7 @@ int cmd_agent(int argc, char **argv)
 		return rc;
 	struct agent a = { .o = &o, .sfd = -1 };
 	a.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
-				.lfd_tag = &tag_listen,
+				.lfd_tag = &loop_tag_listen,
 				.what = "profiled", .quiet = 1, .ctx = &a, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	sigset_t mask, old;

@@ -44,7 +44,6 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -68,7 +67,6 @@
 #include "util.h"
 #include "data/wire_decode.h"
 
-char tag_listen, tag_signal, tag_ring;
 
 /* Long-only options' keys (cmdopt.h); --off-cpu and --alloc are sampling's. */
 enum { OPT_SERVE = CMDOPT_LONG, OPT_CALLGRAPH, OPT_NO_INHERIT };
@@ -366,18 +364,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 static void serve_loop(struct recorder *r)
 {
-	struct epoll_event evs[64];
 	uint64_t idle_since = now_ns(), limit = FIRST_NS;
 	for (;;) {
 		if (r->in.nconns == 0 && now_ns() - idle_since >= limit)
 			break;
-		int timeout = ingest_timeout(&r->in);
-		if (timeout < 0 || timeout > 100)
-			timeout = 100;
-		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
-		if (n < 0 && errno != EINTR)
+		if (rec_turn(r, loop_ms(&r->in, 100, r->nsmps)) < 0 && errno != EINTR)
 			break;
-		rec_dispatch(r, evs, n > 0 ? n : 0);
 		/* A static program followed from outside has no connection: it counts. */
 		if (r->in.nconns || r->nsmps) {
 			idle_since = now_ns();
@@ -391,7 +383,7 @@ int rec_serve(struct record_opts *o)
 {
 	struct recorder r = { .o = o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = SERVE_FD, .uid = geteuid(),
-				.lfd_tag = &tag_listen,
+				.lfd_tag = &loop_tag_listen,
 				.what = "recorded", .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	int listening = 0;
@@ -420,9 +412,7 @@ int rec_serve(struct record_opts *o)
 	signal(SIGHUP, SIG_IGN);
 	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
-	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
-	if (r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, SERVE_FD, &ev) < 0)
+	if (loop_open(&r.in, -1) < 0)
 		_exit(1);
 	ingest_raise_nofile();
 	serve_loop(&r);
@@ -465,6 +455,37 @@ static pid_t start_command(struct recorder *r, char **env, const sigset_t *mask,
 	return spawn_release(&h, r->o->argv, rc);
 }
 
+/*
+ * After the loop: the command waited for if the loop could not (a failed
+ * epoll), the recording closed, the summary said; the exit status.
+ */
+static int record_finish(struct recorder *r)
+{
+	rec_samplers_finish(r);
+	unconnected_free(&r->unconn);
+	unsigned others = r->stop_sig ? rec_stop_collect(r) : 0;
+	if (!r->child_done && !r->stop_sig) {
+		int st;
+		while (waitpid(r->child, &st, 0) < 0 && errno == EINTR)
+			;
+		r->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		r->child_done = 1;
+		r->t_exit = now_ns();
+	}
+	ingest_close_all(&r->in);
+	int werr = recfile_close(&r->out) < 0;
+	rec_outside_running(r);
+	if (!r->o->quiet)
+		rec_summary(r, werr);
+	else
+		rec_unprofiled_said(r);
+	if (r->stop_sig)
+		rec_stop_said(r, others);
+	/* Still running: the status a shell gives a command that signal ended. */
+	int rc = r->child_done ? r->status : 128 + r->stop_sig;
+	return werr && rc == 0 ? 1 : rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
@@ -478,7 +499,7 @@ int cmd_record(int argc, char **argv)
 
 	struct recorder r = { .o = &o, .sfd = -1 };
 	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
-				.lfd_tag = &tag_listen,
+				.lfd_tag = &loop_tag_listen,
 				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened };
 	char *lib = NULL, *dir = NULL, *sock = NULL;
@@ -509,15 +530,7 @@ int cmd_record(int argc, char **argv)
 	/* Block the signals before fork so none is lost; the child unblocks. */
 	sigset_t mask, old;
 	r.sfd = rec_signals_block(&mask, &old);
-	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (r.sfd < 0 || r.in.ep < 0) {
-		probe_err("cannot set up the event loop: %s", strerror(errno));
-		goto out_mask;
-	}
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.in.lfd, &ev) < 0 ||
-	    epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
+	if (r.sfd < 0 || loop_open(&r.in, r.sfd) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out_mask;
 	}
@@ -547,31 +560,7 @@ int cmd_record(int argc, char **argv)
 				    .state = rec_unconn_state, .found = rec_unconn_found,
 				    .next_ns = now_ns() + UNCONN_SCAN_MS * 1000000ull };
 	rec_run_loop(&r);
-	rec_samplers_finish(&r);
-	unconnected_free(&r.unconn);
-	unsigned others = r.stop_sig ? rec_stop_collect(&r) : 0;
-	if (!r.child_done && !r.stop_sig) {
-		/* epoll failed: still wait for the command, as a shell would. */
-		int st;
-		while (waitpid(r.child, &st, 0) < 0 && errno == EINTR)
-			;
-		r.status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-		r.child_done = 1;
-		r.t_exit = now_ns();
-	}
-	ingest_close_all(&r.in);
-	int werr = recfile_close(&r.out) < 0;
-	rec_outside_running(&r);
-	if (!o.quiet)
-		rec_summary(&r, werr);
-	else
-		rec_unprofiled_said(&r);
-	if (r.stop_sig)
-		rec_stop_said(&r, others);
-	/* Still running: the status a shell gives a command that signal ended. */
-	rc = r.child_done ? r.status : 128 + r.stop_sig;
-	if (werr && rc == 0)
-		rc = 1;
+	rc = record_finish(&r);
 
 out_mask:
 	sigprocmask(SIG_SETMASK, &old, NULL);

@@ -17,6 +17,7 @@
 #include "ingest/ingest.h"
 #include "session/recfile.h"
 #include "outside/sampler.h"
+#include "session/loop.h"
 #include "session/unconnected.h"
 #include "data/wire_decode.h"
 
@@ -110,9 +111,6 @@ struct recorder {
 	int nocmd;              /* -p, -t or -a alone: until they end, or a signal */
 };
 
-/* The epoll tags of the listening socket, the signalfd and the rings. */
-extern char tag_listen, tag_signal, tag_ring;
-
 /* record.c */
 void rec_write_info(struct recfile *out, int argc, char **argv);
 int rec_serve(struct record_opts *o);
@@ -129,7 +127,7 @@ void rec_read_all(struct recorder *r);
 int rec_signals_block(sigset_t *mask, sigset_t *old);
 enum unconn_state rec_unconn_state(void *ctx, pid_t pid);
 void rec_unconn_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason, const char *path);
-int rec_dispatch(struct recorder *r, const struct epoll_event *evs, int n);
+int rec_turn(struct recorder *r, int ms);
 void rec_run_loop(struct recorder *r);
 void rec_nocmd_loop(struct recorder *r);
 void rec_close(struct recorder *r);

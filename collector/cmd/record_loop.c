@@ -1,5 +1,5 @@
 /*
- * record_loop.c - probe record's one epoll loop: the listening socket,
+ * record_loop.c - probe record's loops (each turn session/loop.h's) over the listening socket,
  * every process's connection (ingest.c), a signalfd, and the rings of
  * what is sampled from outside.  record_int.h has the recorder; record.c
  * the order of things (record.c's header says why this shape).
@@ -16,7 +16,6 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -422,38 +421,23 @@ void rec_unconn_found(void *ctx, pid_t pid, pid_t ppid, unsigned reason,
 /* ---- the loop ------------------------------------------------------- */
 
 /*
- * One epoll batch: the connections that are ready are read (one closed on
- * the way is marked dead, not touched again, freed after the batch), new
- * ones accepted, and the arenas read when due.  1 if the signalfd is ready.
+ * One turn of the loop (loop.h), then the rings of what is sampled from
+ * outside when they woke or are due.  1 if the signalfd is ready, 0 if
+ * not, -1 as epoll_wait.
  */
-int rec_dispatch(struct recorder *r, const struct epoll_event *evs, int n)
+int rec_turn(struct recorder *r, int ms)
 {
-	int sig = 0, lis = 0, ring = 0;
-	for (int i = 0; i < n; i++) {
-		void *p = evs[i].data.ptr;
-		if (p == &tag_listen)
-			lis = 1;
-		else if (p == &tag_signal)
-			sig = 1;
-		else if (p == &tag_ring)
-			ring = 1;
-		else if (!((struct ingest_conn *)p)->dead)
-			ingest_read(&r->in, p);
-	}
-	ingest_free_dead(&r->in);
-	if (lis)
-		ingest_accept_all(&r->in);
-	if (ingest_timeout(&r->in) == 0)
-		ingest_poll(&r->in);
+	struct loop_ready ready;
+	if (loop_turn(&r->in, ms, NULL, NULL, &ready) < 0)
+		return -1;
 	/* After the connections: see outside_frame. */
-	if (ring || (r->nsmps && now_ns() - r->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
+	if (ready.ring || (r->nsmps && now_ns() - r->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
 		rec_samplers_read(r);
-	return sig;
+	return ready.signal;
 }
 
 void rec_run_loop(struct recorder *r)
 {
-	struct epoll_event evs[64];
 	uint64_t last_flush = now_ns();
 	for (;;) {
 		uint64_t now = now_ns();
@@ -481,7 +465,7 @@ void rec_run_loop(struct recorder *r)
 		}
 		if (r->unconn.root && !r->all_gone && unconnected_due(&r->unconn, now))
 			unconnected_scan(&r->unconn, now);
-		int timeout = ingest_timeout(&r->in);
+		int timeout = -1;
 		if (r->unconn.root && !r->all_gone) {
 			uint64_t t = now_ns(), due = r->unconn.next_ns;
 			int left = due <= t ? 0 : (int)((due - t) / 1000000 + 1);
@@ -496,16 +480,14 @@ void rec_run_loop(struct recorder *r)
 			if (timeout < 0 || left < timeout)
 				timeout = left;
 		}
-		if (r->nsmps && (timeout < 0 || timeout > SAMPLER_READ_MS))
-			timeout = SAMPLER_READ_MS;
-		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
-		if (n < 0) {
+		int ready = rec_turn(r, loop_ms(&r->in, timeout, r->nsmps));
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			probe_err("epoll_wait: %s", strerror(errno));
 			break;
 		}
-		if (rec_dispatch(r, evs, n))
+		if (ready)
 			on_signal(r);
 	}
 }
@@ -517,7 +499,6 @@ void rec_run_loop(struct recorder *r)
  */
 void rec_nocmd_loop(struct recorder *r)
 {
-	struct epoll_event evs[64];
 	uint64_t last_flush = now_ns();
 	while (!r->stop_sig) {
 		uint64_t now = now_ns();
@@ -533,13 +514,12 @@ void rec_nocmd_loop(struct recorder *r)
 			r->t_gone = now;
 			break;
 		}
-		int n = epoll_wait(r->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
-				   SAMPLER_READ_MS);
-		if (n < 0 && errno != EINTR) {
+		int ready = rec_turn(r, loop_ms(&r->in, SAMPLER_READ_MS, 1));
+		if (ready < 0 && errno != EINTR) {
 			probe_err("epoll_wait: %s", strerror(errno));
 			break;
 		}
-		if (!rec_dispatch(r, evs, n > 0 ? n : 0))
+		if (ready <= 0)
 			continue;
 		struct signalfd_siginfo si;
 		while (read(r->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))

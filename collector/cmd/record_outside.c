@@ -17,7 +17,6 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -115,7 +114,7 @@ int rec_sampler_add(struct recorder *r, struct sampler *s, int followed)
 {
 	if (!s)
 		return -1;
-	if (r->nsmps == SAMPLERS_MAX || sampler_watch(s, r->in.ep, &tag_ring) < 0) {
+	if (r->nsmps == SAMPLERS_MAX || sampler_watch(s, r->in.ep, &loop_tag_ring) < 0) {
 		sampler_close(s);
 		return -1;
 	}
@@ -207,7 +206,7 @@ void rec_outside_summary(const struct recorder *r)
 int record_outside(struct record_opts *o, int argc, char **argv)
 {
 	struct recorder r = { .o = o, .sfd = -1, .nocmd = !o->argv };
-	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(), .lfd_tag = &tag_listen,
+	r.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(), .lfd_tag = &loop_tag_listen,
 				.what = "recorded", .quiet = 1, .ctx = &r, .frame = on_frame,
 				.note = on_note, .opened = on_opened };
 	int rc = 1;
@@ -218,9 +217,7 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 		return 2;
 	sigset_t mask, old;
 	r.sfd = rec_signals_block(&mask, &old);
-	r.in.ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (r.sfd < 0 || r.in.ep < 0 || epoll_ctl(r.in.ep, EPOLL_CTL_ADD, r.sfd, &sev) < 0) {
+	if (r.sfd < 0 || loop_open(&r.in, r.sfd) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}

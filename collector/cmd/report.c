@@ -739,11 +739,52 @@ static int filter_option(struct report_args *a, int c)
 	return 0;
 }
 
-/* One option (filter_option's first): 0, or -1 after a usage error. */
-static int report_option(struct report_args *a, int c)
+/* Where and how it is written (--format, --tree, -o, the picture's): as filter_option. */
+static int output_option(struct report_args *a, int c)
 {
 	uint64_t width;
+	switch (c) {
+	case OPT_FORMAT:
+		if (!(a->o.format = format_find(optarg))) {
+			usage_error("unknown format '%s' (use %s)", optarg, format_names());
+			return -1;
+		}
+		a->format_set = 1;
+		break;
+	case OPT_TREE:
+		a->o.format = format_find("tree");
+		a->format_set = 1;
+		break;
+	case 'o':
+		a->o.output = optarg;
+		break;
+	case OPT_TITLE:
+		a->o.title = optarg;
+		break;
+	case OPT_WIDTH:
+		if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
+			usage_error("bad --width '%s': use a number of pixels "
+				    "from 100 to 100000", optarg);
+			return -1;
+		}
+		a->o.width = (unsigned)width;
+		break;
+	case OPT_INVERTED:
+		a->o.inverted = 1;
+		a->o.callee = 1;   /* the tree too: perf's -G, --inverted */
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* One option (filter_option's, then output_option's): 0, or -1 after a usage error. */
+static int report_option(struct report_args *a, int c)
+{
 	int f = filter_option(a, c);
+	if (f == 1)
+		f = output_option(a, c);
 	if (f <= 0)
 		return f;
 	switch (c) {
@@ -794,35 +835,6 @@ static int report_option(struct report_args *a, int c)
 		break;
 	case 'i':
 		a->o.file = optarg;
-		break;
-	case OPT_FORMAT:
-		if (!(a->o.format = format_find(optarg))) {
-			usage_error("unknown format '%s' (use %s)", optarg, format_names());
-			return -1;
-		}
-		a->format_set = 1;
-		break;
-	case OPT_TREE:
-		a->o.format = format_find("tree");
-		a->format_set = 1;
-		break;
-	case 'o':
-		a->o.output = optarg;
-		break;
-	case OPT_TITLE:
-		a->o.title = optarg;
-		break;
-	case OPT_WIDTH:
-		if (parse_u64(optarg, &width) < 0 || width < 100 || width > 100000) {
-			usage_error("bad --width '%s': use a number of pixels "
-				    "from 100 to 100000", optarg);
-			return -1;
-		}
-		a->o.width = (unsigned)width;
-		break;
-	case OPT_INVERTED:
-		a->o.inverted = 1;
-		a->o.callee = 1;   /* the tree too: perf's -G, --inverted */
 		break;
 	case 's':
 		if (parse_keys(optarg, &a->o, &a->by_event) < 0) {

@@ -36,7 +36,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -48,6 +47,7 @@
 #include "session/child.h"
 #include "cmdopt.h"
 #include "session/events.h"
+#include "session/loop.h"
 #include "hashtab.h"
 #include "ingest/ingest.h"
 #include "data/lost.h"
@@ -58,7 +58,7 @@
 #include "symbols/symbols.h"
 #include "ingest/usock.h"
 #include "util.h"
-static char tag_listen, tag_signal, tag_keys, tag_stderr, tag_ring;
+static char tag_keys, tag_stderr;
 
 
 /* Long-only options' keys (cmdopt.h); --off-cpu and --alloc are sampling's. */
@@ -314,8 +314,7 @@ static void errpipe_start(struct top *t)
 	}
 	close(p[1]);
 	t->ep2.rfd = p[0];
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_stderr };
-	epoll_ctl(t->in.ep, EPOLL_CTL_ADD, p[0], &ev);
+	loop_add(&t->in, p[0], &tag_stderr);
 }
 
 static void errpipe_read(struct top *t)
@@ -381,9 +380,21 @@ static void tick(struct top *t)
 		print_snapshot(t, t->snap);
 }
 
+/* The loop's tags of top's own (loop.h): the stderr pipe read now, keys noted. */
+static int own_tag(void *ctx, void *tag)
+{
+	struct top *t = ctx;
+	if (tag == &tag_stderr)
+		errpipe_read(t);
+	else if (tag == &tag_keys)
+		t->keys_ready = 1;
+	else
+		return 0;
+	return 1;
+}
+
 static void run_loop(struct top *t)
 {
-	struct epoll_event evs[64];
 	uint64_t period = (uint64_t)(t->o->delay * 1e9);
 	uint64_t next = now_ns() + period;
 	for (;;) {
@@ -412,13 +423,10 @@ static void run_loop(struct top *t)
 		uint64_t wait = next > now ? next - now : 0;
 		if (t->o->argv && t->child_done && !t->finished)
 			wait = wait > 50000000 ? 50000000 : wait;
-		int ms = (int)(wait / 1000000) + 1, due = ingest_timeout(&t->in);
-		if (due >= 0 && due < ms)
-			ms = due;
-		if (t->smp && ms > SAMPLER_READ_MS)
-			ms = SAMPLER_READ_MS;
-		int n = epoll_wait(t->in.ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), ms);
-		if (n < 0) {
+		int ms = loop_ms(&t->in, (int)(wait / 1000000) + 1, t->smp != NULL);
+		struct loop_ready ready;
+		t->keys_ready = 0;
+		if (loop_turn(&t->in, ms, own_tag, t, &ready) < 0) {
 			if (errno == EINTR) {
 				if (t->tty && read_keys(t))
 					draw(t);
@@ -427,39 +435,11 @@ static void run_loop(struct top *t)
 			top_warn(t, "epoll_wait: %s", strerror(errno));
 			break;
 		}
-		int sig = 0, lis = 0, keys = 0, ring = 0;
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_ring)
-				ring = 1;
-			else if (p == &tag_stderr)
-				errpipe_read(t);
-			else if (p == &tag_listen)
-				lis = 1;
-			else if (p == &tag_signal)
-				sig = 1;
-			else if (p == &tag_keys)
-				keys = 1;
-		}
-		for (int i = 0; i < n; i++) {
-			void *p = evs[i].data.ptr;
-			if (p == &tag_listen || p == &tag_signal || p == &tag_keys ||
-			    p == &tag_stderr || p == &tag_ring)
-				continue;
-			struct ingest_conn *c = p;
-			if (!c->dead)
-				ingest_read(&t->in, c);
-		}
-		ingest_free_dead(&t->in);
-		if (lis)
-			ingest_accept_all(&t->in);
-		if (sig)
+		if (ready.signal)
 			on_signal(t);
-		if (keys && t->tty && read_keys(t))
+		if (t->keys_ready && t->tty && read_keys(t))
 			draw(t);
-		if (ingest_timeout(&t->in) == 0)
-			ingest_poll(&t->in);
-		if (t->smp && (ring || now_ns() - t->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
+		if (t->smp && (ready.ring || now_ns() - t->smp_read_at >= SAMPLER_READ_MS * 1000000ull))
 			outside_read(t);
 	}
 }
@@ -614,8 +594,8 @@ static int top_socket(struct top *t, const char *dir)
 	return 0;
 }
 
-/* The signals into a signalfd, and the epoll set (the socket, unless outside). */
-static int top_loop_setup(struct top *t, int outside, sigset_t *old)
+/* The signals into a signalfd, and the epoll set (the socket, where there is one). */
+static int top_loop_setup(struct top *t, sigset_t *old)
 {
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -626,12 +606,7 @@ static int top_loop_setup(struct top *t, int outside, sigset_t *old)
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, old);
 	t->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	t->in.ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tag_listen };
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_signal };
-	if (t->sfd < 0 || t->in.ep < 0 ||
-	    (!outside && epoll_ctl(t->in.ep, EPOLL_CTL_ADD, t->in.lfd, &ev) < 0) ||
-	    epoll_ctl(t->in.ep, EPOLL_CTL_ADD, t->sfd, &sev) < 0) {
+	if (t->sfd < 0 || loop_open(&t->in, t->sfd) < 0) {
 		probe_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
@@ -657,7 +632,7 @@ static int top_start(struct top *t, int outside, const char *lib, char ***env,
 		t->smp = sampler_open(tasks, n, o->all, &o->smp, SAMPLER_STACK_DEFAULT, 0,
 				      outside_frame, t);
 		free(tasks);
-		return !t->smp || sampler_watch(t->smp, t->in.ep, &tag_ring) < 0 ? -1 : 0;
+		return !t->smp || sampler_watch(t->smp, t->in.ep, &loop_tag_ring) < 0 ? -1 : 0;
 	}
 	if (o->argv) {
 		struct child_settings cs = { lib, t->sock, o->smp.event, o->smp.use_period,
@@ -702,8 +677,7 @@ static int top_terminal(struct top *t)
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
-	struct epoll_event kev = { .events = EPOLLIN, .data.ptr = &tag_keys };
-	epoll_ctl(t->in.ep, EPOLL_CTL_ADD, STDIN_FILENO, &kev);
+	loop_add(&t->in, STDIN_FILENO, &tag_keys);
 	take_snapshot(t);
 	recompute(t);
 	draw(t);
@@ -779,7 +753,7 @@ int cmd_top(int argc, char **argv)
 
 	struct top t = { .o = &o, .sfd = -1, .ep2 = { .rfd = -1, .saved = -1 } };
 	t.in = (struct ingest){ .ep = -1, .lfd = -1, .uid = geteuid(),
-				.lfd_tag = &tag_listen,
+				.lfd_tag = &loop_tag_listen,
 				.what = "watched", .quiet = 1, .ctx = &t, .frame = on_frame,
 				.note = on_note, .opened = on_opened, .closed = on_closed };
 	t.tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
@@ -813,7 +787,7 @@ int cmd_top(int argc, char **argv)
 				   .short_names = !top_signatures };
 	t.res = resolver_new(t.agg, t.syms, &ro);
 	t.frames = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*t.frames));
-	if (top_loop_setup(&t, outside, &old) < 0)
+	if (top_loop_setup(&t, &old) < 0)
 		goto out_mask;
 	t.t_start = t.last_tick = now_ns();
 	if (top_start(&t, outside, lib, &env, &old, &rc) < 0)

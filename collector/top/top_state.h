@@ -166,6 +166,7 @@ struct top {
 	uint64_t total;
 	/* view */
 	int tty, quit;
+	int keys_ready;         /* the terminal has keys for us (this turn) */
 	enum group group;
 	enum sortk sort;
 	int interval, paused, help;

@@ -1,7 +1,8 @@
 /*
- * announce.c - what the process tells the collector over its connection:
- * HELLO (who it is, with the arena's descriptor), MAPs (maps.c), SYNC and
- * EXIT.  Samples do not come this way: they are in the arena.
+ * conn_frames.c - what the process tells the collector over its connection
+ * (conn.c is the connection itself): HELLO (who it is, with the arena's
+ * descriptor), MAPs (maps.c), SYNC and EXIT, through probe_announce_*.
+ * Samples do not come this way: they are in the arena.
  *
  * Who sends, and when (no thread of ours does it):
  *   - start (constructor, fork child, a new connection): HELLO with the
