@@ -341,6 +341,15 @@ int sampling_option(const char *cmd, int c, const char *arg, struct sampling *s)
 	case SAMPLING_OFFCPU:
 		s->offcpu = 1;
 		return 1;
+	case 'p':
+		s->pids = arg;
+		return 1;
+	case 't':
+		s->tids = arg;
+		return 1;
+	case 'a':
+		s->all = 1;
+		return 1;
 	case SAMPLING_ALLOC:
 		s->alloc = SAMPLING_ALLOC_DEFAULT;
 		if (arg && parse_bytes(arg, &s->alloc) < 0)

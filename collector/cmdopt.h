@@ -8,9 +8,10 @@
  *   - cmd_bad_option(cmd, c, argv) explains what getopt_long (opterr = 0,
  *     optstring starting ":" or "+:") returned ':' or '?' for, the same way,
  *     and returns 2.
- *   - struct sampling holds -e/-F/-c (-e as events.h parses it; several
- *     events, as perf takes them: -e a,b or -e a -e b, each checked to open
- *     here): sampling_init() sets the defaults
+ *   - struct sampling holds what is sampled, -e/-F/-c (-e as events.h
+ *     parses it; several events, as perf takes them: -e a,b or -e a -e b,
+ *     each checked to open here), and whom from outside, -p/-t/-a (their
+ *     lists as given: sampler.h checks them): sampling_init() sets the defaults
  *     (cpu-clock at PROBE_DEFAULT_FREQ Hz); sampling_option() takes option c
  *     with its argument: 1 when it was one of them, 0 when not (nothing
  *     done), 2 after a message when its value is bad; sampling_check()
@@ -108,6 +109,9 @@ struct sampling {
 	int timer;              /* --off-cpu without -e: CPU-time timers */
 	uint64_t alloc;         /* --alloc[=BYTES]: the mean interval; 0: off */
 	int alloc_only;         /* --alloc alone (no -e, no --off-cpu) */
+	/* Whom, from outside (perf events), instead of a command's processes. */
+	const char *pids, *tids;        /* -p, -t */
+	int all;                /* -a: the whole system */
 };
 #define SAMPLING_OFFCPU 0x4f43  /* getopt_long's value for --off-cpu */
 #define SAMPLING_ALLOC 0x414c   /* ... for --alloc[=BYTES] */

@@ -31,10 +31,11 @@ chmod 0755 "$S"
 last() {
 	awk '/^# probe top:/ { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$1"
 }
-# NAME[PID] pairs of the last snapshot's processes line, one a line, by pid.
+# NAME[PID] pairs of the last snapshot's processes line, one a line, by pid
+# (NAME[PID]-: no longer connected, as the line's note says).
 procs_of() {
 	last "$1" | sed -n 's/^# processes: [0-9]* seen, [0-9]* connected: //p' |
-		tr ' ' '\n' | sed 's/-$//' | sort -t '[' -k2n
+		sed 's/ (-: no longer connected)$//' | tr ' ' '\n' | sed 's/-$//' | sort -t '[' -k2n
 }
 
 # ---- text snapshots: the names after exec ----

@@ -242,10 +242,10 @@ static int stack_size(const char *arg, uint32_t *bytes)
 /* -p, -t, -a: one of them, and none of what needs libprobe in the process. */
 static int outside_check(const struct record_opts *o)
 {
-	const char *what = o->pids ? "-p" : o->tids ? "-t" : o->all ? "-a" : NULL;
+	const char *what = o->smp.pids ? "-p" : o->smp.tids ? "-t" : o->smp.all ? "-a" : NULL;
 	if (!what)
 		return 0;
-	if (sampler_target_check("record", o->pids, o->tids, o->all))
+	if (sampler_target_check("record", o->smp.pids, o->smp.tids, o->smp.all))
 		return 2;
 	const char *lib = o->smp.alloc ? "--alloc" :
 			  o->delay_ms ? "-D" : o->no_inherit ? "--no-inherit" :
@@ -277,6 +277,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'c':
 		case SAMPLING_OFFCPU:
 		case SAMPLING_ALLOC:
+		case 'p':
+		case 't':
+		case 'a':
 			if (sampling_option("record", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
@@ -301,15 +304,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					return 2;
 				o->callgraph = NULL;    /* used: see record_usage */
 			}
-			break;
-		case 'p':
-			o->pids = optarg;
-			break;
-		case 't':
-			o->tids = optarg;
-			break;
-		case 'a':
-			o->all = 1;
 			break;
 		case 'D':
 			if (parse_u64(optarg, &o->delay_ms) < 0 || o->delay_ms > 86400000)
@@ -342,7 +336,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->argv = argv + optind;
-	else if (!o->pids && !o->tids && !o->all)
+	else if (!o->smp.pids && !o->smp.tids && !o->smp.all)
 		return usage_error("no command to run (probe record [OPTIONS] -- CMD [ARG...]), "
 				   "and no -p PID, -t TID or -a to sample");
 	return -1;      /* go on */
@@ -494,7 +488,7 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (o.serve)
 		return rec_serve(&o);
-	if (o.pids || o.tids || o.all)
+	if (o.smp.pids || o.smp.tids || o.smp.all)
 		return record_outside(&o, argc, argv);
 
 	struct recorder r = { .o = &o, .sfd = -1 };

@@ -37,8 +37,6 @@ struct record_opts {
 	uint64_t delay_ms;      /* -D: samples of the first MSECS dropped */
 	int no_inherit;         /* --no-inherit: the command's process alone */
 	unsigned ring_pages;    /* -m: libprobe's perf ring and the arena ring's largest, pages */
-	const char *pids, *tids;        /* -p, -t: sampled from outside */
-	int all;                /* -a: the whole system, from outside */
 	uint32_t stack_bytes;   /* --call-graph dwarf,SIZE: the copy from outside */
 	char **argv;            /* NULL: none (-p, -t, -a alone) */
 };

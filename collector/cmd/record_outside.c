@@ -211,9 +211,9 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 				.note = on_note, .opened = on_opened };
 	int rc = 1;
 	size_t n = 0;
-	int *tasks = o->all ? NULL : sampler_tasks("record", o->pids ? o->pids : o->tids,
-						   o->tids != NULL, &n);
-	if (!o->all && !tasks)
+	int *tasks = o->smp.all ? NULL : sampler_tasks("record", o->smp.pids ? o->smp.pids : o->smp.tids,
+						   o->smp.tids != NULL, &n);
+	if (!o->smp.all && !tasks)
 		return 2;
 	sigset_t mask, old;
 	r.sfd = rec_signals_block(&mask, &old);
@@ -224,7 +224,7 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 	if (probe_scratch_init(&r.in.sc) < 0)
 		probe_oom();
 	ingest_raise_nofile();
-	if (rec_sampler_add(&r, sampler_open(tasks, n, o->all, &o->smp, o->stack_bytes, 0,
+	if (rec_sampler_add(&r, sampler_open(tasks, n, o->smp.all, &o->smp, o->stack_bytes, 0,
 					 outside_frame, &r), 0) < 0)
 		goto out;
 	if (recfile_open(&r.out, o->output) < 0)
@@ -253,7 +253,7 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 		char sb[32];
 		probe_err("stopped on %s", rec_sig_name(r.stop_sig, sb, sizeof(sb)));
 	} else if (r.nocmd && !o->quiet) {
-		probe_err("stopped: %s ended", o->tids ? "the threads asked for" :
+		probe_err("stopped: %s ended", o->smp.tids ? "the threads asked for" :
 			  "the processes asked for");
 	}
 	rc = r.nocmd ? 0 : r.child_done ? r.status : 128 + r.stop_sig;

@@ -489,20 +489,14 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		case 'c':
 		case SAMPLING_OFFCPU:
 		case SAMPLING_ALLOC:
+		case 'p':
+		case 't':
+		case 'a':
 			if (sampling_option("top", c, optarg, &o->smp) == 2)
 				return 2;
 			break;
 		case OPT_EXIT:
 			o->exit_at_end = 1;
-			break;
-		case 'p':
-			o->pids = optarg;
-			break;
-		case 't':
-			o->tids = optarg;
-			break;
-		case 'a':
-			o->all = 1;
 			break;
 		case OPT_SIGNATURES:
 			top_signatures = 1;
@@ -520,9 +514,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		return usage_error("-e: probe top shows one event at a time; record several "
 				   "with probe record -e a,b and see each with probe report");
 	o->argv = optind < argc ? argv + optind : NULL;
-	if (o->pids || o->tids || o->all) {
-		const char *what = o->pids ? "-p" : o->tids ? "-t" : "-a";
-		if (sampler_target_check("top", o->pids, o->tids, o->all))
+	if (o->smp.pids || o->smp.tids || o->smp.all) {
+		const char *what = o->smp.pids ? "-p" : o->smp.tids ? "-t" : "-a";
+		if (sampler_target_check("top", o->smp.pids, o->smp.tids, o->smp.all))
 			return 2;
 		if (o->argv)
 			return usage_error("%s watches processes already running: give no "
@@ -623,13 +617,13 @@ static int top_start(struct top *t, int outside, const char *lib, char ***env,
 	const struct top_opts *o = t->o;
 	if (outside) {
 		size_t n = 0;
-		int *tasks = o->all ? NULL : sampler_tasks("top", o->pids ? o->pids : o->tids,
-							   o->tids != NULL, &n);
-		if (!o->all && !tasks) {
+		int *tasks = o->smp.all ? NULL : sampler_tasks("top", o->smp.pids ? o->smp.pids : o->smp.tids,
+							   o->smp.tids != NULL, &n);
+		if (!o->smp.all && !tasks) {
 			*rc = 2;
 			return -1;
 		}
-		t->smp = sampler_open(tasks, n, o->all, &o->smp, SAMPLER_STACK_DEFAULT, 0,
+		t->smp = sampler_open(tasks, n, o->smp.all, &o->smp, SAMPLER_STACK_DEFAULT, 0,
 				      outside_frame, t);
 		free(tasks);
 		return !t->smp || sampler_watch(t->smp, t->in.ep, &loop_tag_ring) < 0 ? -1 : 0;
@@ -765,7 +759,7 @@ int cmd_top(int argc, char **argv)
 	sigemptyset(&old);
 	rc = 1;
 
-	int outside = o.pids || o.tids || o.all;
+	int outside = o.smp.pids || o.smp.tids || o.smp.all;
 	lib = outside ? NULL : find_libprobe_for(o.smp.offcpu, o.smp.alloc != 0);
 	if (!lib && !outside) {
 		rc = 2;

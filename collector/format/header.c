@@ -216,27 +216,25 @@ static void offcpu_line(const struct report_ctx *c, FILE *out)
 	for (size_t i = 0; i < agg_nimages(a); i++)
 		if (agg_image(a, (uint32_t)i)->offcpu >= 0)
 			how |= agg_image(a, (uint32_t)i)->offcpu_how;
-	fprintf(out, "# off-cpu:");
+	/* A line for each way waits were seen, each short enough to read. */
 	if (how & PROBE_OFFCPU_WRAPPERS)
-		fprintf(out, " the waits in libc's blocking calls (sleep, poll, "
-			"epoll_wait, read, write, pthread_cond_wait, mutex and "
-			"semaphore waits...: interposed)%s, each under its stack "
-			"and \"[off-cpu]\";", how & PROBE_OFFCPU_WAKES ?
-			" and the calls that wake a waiter (a mutex unlock, a "
-			"condition signal: the waker is often preempted there)" : "");
+		fprintf(out, "# off-cpu: the waits in libc's blocking calls (sleep, poll, "
+			"read, write, locks...: interposed), each under its stack and "
+			"\"[off-cpu]\"\n");
+	if ((how & PROBE_OFFCPU_WRAPPERS) && (how & PROBE_OFFCPU_WAKES))
+		fprintf(out, "# off-cpu: and the calls that wake a waiter (a mutex unlock, a "
+			"condition signal: the waker is often preempted there)\n");
 	if (how & PROBE_OFFCPU_CLOCKS)
-		fprintf(out, " the rest of each thread's wall time off the CPU "
-			"(preempted, or blocked inside libc, in a raw system call, a "
-			"page fault) is \"[stack unknown]\"");
+		fprintf(out, "# off-cpu: the rest of each thread's wall time off the CPU "
+			"(preempted, blocked inside libc, a raw system call, a page fault) is "
+			"\"[stack unknown]\"\n");
 	if (how & PROBE_OFFCPU_SWITCHES)
-		fprintf(out, "%s every switch of a thread sampled from outside off the "
-			"CPU and back on, timed by the kernel's switch records, %s",
-			how & (PROBE_OFFCPU_WRAPPERS | PROBE_OFFCPU_CLOCKS) ? ";" : "",
+		fprintf(out, "# off-cpu: every switch of a thread sampled from outside off the "
+			"CPU and back on, timed by the kernel's switch records, %s\n",
 			how & PROBE_OFFCPU_SWITCH_STACKS ?
-			"each under the stack where the thread left the CPU (a "
-			"context-switches event)" : "with no stack (\"[stack unknown]\": "
-			"the kernel refused kernel sampling, which that stack needs)");
-	fprintf(out, "\n");
+			"each under the stack where it left the CPU (a context-switches "
+			"event)" : "with no stack (\"[stack unknown]\": the kernel refused "
+			"kernel sampling, which that stack needs)");
 	if (how & PROBE_OFFCPU_CLOCKS)
 		fprintf(out, "# stack unknown: %.2f%% of wall time: the thread was off "
 			"the CPU outside every interposed call, so no stack was "

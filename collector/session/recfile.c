@@ -188,14 +188,38 @@ static char *shell_word(const char *path)
 	return q;
 }
 
+/* The picture the hint names: PATH less a .probe or .data ending, then .svg. */
+static char *svg_name(const char *path)
+{
+	static const char *const ends[] = { ".probe", ".data" };
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(path), bn = strlen(base ? base + 1 : path);
+
+	for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+		size_t e = strlen(ends[i]);
+		if (bn > e && !strcmp(path + n - e, ends[i])) {
+			n -= e;
+			break;
+		}
+	}
+	char *svg = xmalloc(n + 5);
+	memcpy(svg, path, n);
+	memcpy(svg + n, ".svg", 5);
+	return svg;
+}
+
 void recfile_hint(const char *path)
 {
-	char *w = shell_word(path);
-	char *p = printable_dup(w);
+	char *svg = svg_name(path);
+	char *w = shell_word(path), *ws = shell_word(svg);
+	char *p = printable_dup(w), *ps = printable_dup(ws);
 	probe_err("see it with: probe report %s; as a flame graph: probe report "
-		  "--format svg -o %s.svg %s", p, p, p);
+		  "--format svg -o %s %s", p, ps, p);
+	free(ps);
 	free(p);
+	free(ws);
 	free(w);
+	free(svg);
 }
 
 /* ---- reading a recording back --------------------------------------- */

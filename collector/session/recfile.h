@@ -53,7 +53,8 @@ void recfile_frame(struct recfile *f, const void *frame, size_t n);
 /* Write out what is buffered (so a crash of probe loses little). */
 void recfile_flush(struct recfile *f);
 int recfile_close(struct recfile *f);
-/* "probe: see it with: probe report PATH; as a flame graph: ..." */
+/* "probe: see it with: probe report PATH; as a flame graph: ... -o NAME.svg"
+ * (NAME: PATH less a .probe or .data ending) */
 void recfile_hint(const char *path);
 /* Close and remove the file when nothing was recorded (regular files only). */
 void recfile_discard(struct recfile *f);

@@ -245,51 +245,107 @@ Elf_Scn *sym_find_section(Elf *e, const char *want, GElf_Shdr *out)
 }
 
 /*
- * PLT entries as "name@plt", as perf synthesizes them (x86-64: 16-byte
+ * PLT entries as "name@plt", as perf and objdump name them (x86-64: 16-byte
  * entries, in .plt.sec when the object has one, else in .plt after its
- * first, resolver entry), in the order of .rela.plt.
+ * first, resolver entry).  Which relocation an entry is for is read from
+ * the entry, not assumed from the order of .rela.plt: a lazy .plt entry
+ * pushes its relocation's index (push imm32 after its jmp, or after an
+ * endbr64 with IBT), and the ith .plt.sec entry is the ith .plt entry's.
+ * The orders differ where IRELATIVE slots come first (libc.so.6: its first
+ * entry is for relocation 52), and by order libc's entries were named after
+ * the wrong functions.  An IRELATIVE slot (an ifunc's) is named after the
+ * symbol at its addend (the ifunc: __rawmemchr@plt), where objdump's *ABS*+ADDR
+ * names it by address.
  */
+#define PLT_ENTRY 16
+
+/* Entry i's relocation index from the lazy .plt, or i when it says none. */
+static size_t plt_reloc(const Elf_Data *plt, uint64_t off)
+{
+	const uint8_t *b = (const uint8_t *)plt->d_buf + off;
+	size_t at;
+	if (off + PLT_ENTRY > plt->d_size)
+		return SIZE_MAX;
+	if (b[0] == 0xff && b[1] == 0x25 && b[6] == 0x68)
+		at = 7;                 /* jmp *GOT(%rip); push imm32 */
+	else if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa && b[4] == 0x68)
+		at = 5;                 /* endbr64; push imm32 */
+	else
+		return SIZE_MAX;
+	return (size_t)b[at] | (size_t)b[at + 1] << 8 | (size_t)b[at + 2] << 16 |
+	       (size_t)b[at + 3] << 24;
+}
+
+static int underscores(const char *n)
+{
+	int k = 0;
+	while (n[k] == '_')
+		k++;
+	return k;
+}
+
+/* The name of the symbol read at addr, perf's choice among aliases; NULL: none. */
+static const char *name_at(const struct symobj *o, uint64_t addr)
+{
+	const struct sym *best = NULL;
+	for (size_t i = 0; i < o->nsyms; i++) {
+		const struct sym *y = &o->syms[i];
+		if (y->addr != addr)
+			continue;
+		int d = !best ? -1 : best->weak != y->weak ? (y->weak ? 1 : -1) :
+			best->global != y->global ? (y->global ? -1 : 1) :
+			underscores(y->name) - underscores(best->name);
+		if (d < 0)
+			best = y;
+	}
+	return best ? best->name : NULL;
+}
+
 static void read_plt(struct symobj *o, Elf *e)
 {
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
 		return;
-	GElf_Shdr rsh, psh, dsh;
+	GElf_Shdr rsh, lsh, psh, dsh;
 	Elf_Scn *rscn = sym_find_section(e, ".rela.plt", &rsh);
-	if (!rscn || rsh.sh_type != SHT_RELA || rsh.sh_entsize == 0)
+	Elf_Scn *lscn = sym_find_section(e, ".plt", &lsh);
+	if (!rscn || rsh.sh_type != SHT_RELA || rsh.sh_entsize == 0 || !lscn ||
+	    lsh.sh_type != SHT_PROGBITS)
 		return;
-	uint64_t first;
+	/* The entries named: .plt.sec's, else .plt's after its first. */
+	uint64_t first = lsh.sh_addr + PLT_ENTRY, end = lsh.sh_addr + lsh.sh_size;
 	if (sym_find_section(e, ".plt.sec", &psh) && psh.sh_type == SHT_PROGBITS) {
 		first = psh.sh_addr;
-	} else if (sym_find_section(e, ".plt", &psh) && psh.sh_type == SHT_PROGBITS) {
-		first = psh.sh_addr + 16;
-	} else {
-		return;
+		end = psh.sh_addr + psh.sh_size;
 	}
 	Elf_Scn *dscn = elf_getscn(e, rsh.sh_link);
 	if (!dscn || !gelf_getshdr(dscn, &dsh))
 		return;
 	Elf_Data *rd = elf_getdata(rscn, NULL), *dd = elf_getdata(dscn, NULL);
-	if (!rd || !dd || !rd->d_buf || !dd->d_buf)
+	Elf_Data *ld = elf_getdata(lscn, NULL);
+	if (!rd || !dd || !ld || !rd->d_buf || !dd->d_buf || !ld->d_buf)
 		return;
 	size_t n = rd->d_size / rsh.sh_entsize;
-	uint64_t end = psh.sh_addr + psh.sh_size;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t at = first + 16 * i;
-		if (at + 16 > end)
+		uint64_t at = first + PLT_ENTRY * i;
+		if (at + PLT_ENTRY > end)
 			break;
+		size_t ri = plt_reloc(ld, PLT_ENTRY * (i + 1));
 		GElf_Rela r;
 		GElf_Sym s;
-		if (!gelf_getrela(rd, (int)i, &r))
-			break;
-		size_t si = GELF_R_SYM(r.r_info);
-		if (si == 0 || !gelf_getsym(dd, (int)si, &s))
+		if (!gelf_getrela(rd, (int)(ri < n ? ri : i), &r))
 			continue;
-		const char *name = elf_strptr(e, dsh.sh_link, s.st_name);
+		const char *name = NULL;
+		size_t si = GELF_R_SYM(r.r_info);
+		if (GELF_R_TYPE(r.r_info) == R_X86_64_IRELATIVE)
+			name = name_at(o, (uint64_t)r.r_addend);
+		else if (si != 0 && gelf_getsym(dd, (int)si, &s))
+			name = elf_strptr(e, dsh.sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		size_t nl = strcspn(name, "@");
-		add_sym(o, at, 16, arena_add(o, name, nl ? nl : strlen(name), "@plt"), STB_GLOBAL);
+		add_sym(o, at, PLT_ENTRY, arena_add(o, name, nl ? nl : strlen(name), "@plt"),
+			STB_GLOBAL);
 	}
 }
 
@@ -298,13 +354,6 @@ static void read_plt(struct symobj *o, Elf *e)
  * a size, then not WEAK, then GLOBAL, then fewer leading underscores, then the
  * longer name, then the one read first.
  */
-static int underscores(const char *n)
-{
-	int k = 0;
-	while (n[k] == '_')
-		k++;
-	return k;
-}
 
 static int cmp_sym(const void *x, const void *y)
 {

@@ -36,8 +36,6 @@ struct top_opts {
 	struct sampling smp;    /* -e, -F, -c */
 	int exit_at_end;
 	char **argv;            /* NULL: watch DIR/top.sock, or -p/-t/-a */
-	const char *pids, *tids;        /* -p, -t: sampled from outside */
-	int all;                /* -a: the whole system, from outside */
 };
 
 struct pent {                   /* one process seen */

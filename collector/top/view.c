@@ -103,8 +103,9 @@ static int header_lines(struct top *t, char **lines, int max)
 				       group_names[t->group], sort_names[t->sort],
 				       t->paused ? " [paused]" : "");
 	if (n < max)
-		lines[n++] = xasprintf("processes: %u seen, %u connected: %s", nprocs, live,
-				       nprocs ? list : "(none yet)");
+		lines[n++] = xasprintf("processes: %u seen, %u connected: %s%s", nprocs, live,
+				       nprocs ? list : "(none yet)",
+				       live < nprocs ? " (-: no longer connected)" : "");
 	char lost[512];
 	lost_text(t->lost, lost, sizeof(lost));
 	if (n < max)
@@ -155,7 +156,7 @@ static int header_lines(struct top *t, char **lines, int max)
 					       t->tty ? "; q to quit" : "");
 	}
 	if (t->smp && t->child_done && n < max)
-		lines[n++] = xasprintf("the %s watched ended%s", t->o->tids ? "threads" :
+		lines[n++] = xasprintf("the %s watched ended%s", t->o->smp.tids ? "threads" :
 				       "processes", t->tty ? "; q to quit" : "");
 	free(list);
 	free(pv);
