@@ -266,22 +266,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	opterr = 0;
 	optind = 1;
 	while ((c = cmdopt_next(argc, argv, &record_spec)) != -1) {
+		/* What and whom to sample: -e, -F, -c, --off-cpu, --alloc, -p, -t, -a. */
+		int taken = sampling_option("record", c, optarg, &o->smp);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (c) {
 		case 'o':
 			if (!*optarg)
 				return usage_error("-o needs a file name");
 			o->output = optarg;
-			break;
-		case 'e':
-		case 'F':
-		case 'c':
-		case SAMPLING_OFFCPU:
-		case SAMPLING_ALLOC:
-		case 'p':
-		case 't':
-		case 'a':
-			if (sampling_option("record", c, optarg, &o->smp) == 2)
-				return 2;
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -460,6 +460,12 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	opterr = 0;
 	optind = 1;
 	while ((c = cmdopt_next(argc, argv, &top_spec)) != -1) {
+		/* What and whom to sample: -e, -F, -c, --off-cpu, --alloc, -p, -t, -a. */
+		int taken = sampling_option("top", c, optarg, &o->smp);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (c) {
 		case 'd': {
 			char *end;
@@ -483,17 +489,6 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			if (!*optarg)
 				return usage_error("-o needs a file name");
 			o->output = optarg;
-			break;
-		case 'e':
-		case 'F':
-		case 'c':
-		case SAMPLING_OFFCPU:
-		case SAMPLING_ALLOC:
-		case 'p':
-		case 't':
-		case 'a':
-			if (sampling_option("top", c, optarg, &o->smp) == 2)
-				return 2;
 			break;
 		case OPT_EXIT:
 			o->exit_at_end = 1;
