@@ -8,7 +8,7 @@
 #   - the completion, in bash -i: commands, options, events, formats.
 . "$(dirname "$0")/lib.sh"
 CMDS="record report top diff list agent"
-plan 17
+plan 18
 
 if ! command -v man >/dev/null 2>&1 || ! command -v groff >/dev/null 2>&1; then
 	skip_all "man and groff are needed to render the pages (apt-get install man-db groff-base)"
@@ -73,6 +73,10 @@ ok $? "completion: probe record -e cpu-c<TAB> -> $got (probe list's available ev
 got=$(comp probe report --format s)
 [ "$got" = "stdio svg speedscope" ]
 ok $? "completion: probe report --format s<TAB> -> $got"
+# --format=VALUE, as bash splits it: "--format" "=" "VALUE".
+got=$(comp probe report --format = s)
+[ "$got" = "stdio svg speedscope" ]
+ok $? "completion: probe report --format=s<TAB> -> $got"
 got=$(comp probe report --sort sym,d)
 [ "$got" = "sym,dso" ]
 ok $? "completion: probe report --sort sym,d<TAB> -> $got"

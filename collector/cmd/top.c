@@ -93,8 +93,9 @@ static const struct cmd_option top_opts[] = {
 	{ OPT_SIGNATURES, "signatures", no_argument, NULL, "C++ names with their parameter "
 	  "lists (by default without, as perf shows them)", 0, NULL },
 	{ OPT_SIGNATURES, "full-names", no_argument, NULL, NULL, 0, NULL },
-	{ OPT_EXIT, "exit", no_argument, NULL, "end as soon as CMD has exited (default: keep "
-	  "the last view until q)", 0, NULL },
+	{ OPT_EXIT, "exit", no_argument, NULL, "end as soon as CMD has exited (default on a "
+	  "terminal: keep the last view until q; off one, probe top always ends with "
+	  "CMD)", 0, NULL },
 	{ 'p', "pid", required_argument, "PID,...", "processes already running (their "
 	  "threads, and those they start later)", 0, NULL },
 	{ 't', "tid", required_argument, "TID,...", "threads already running", CMDOPT_OR,
