@@ -140,7 +140,10 @@ static void synopsis(FILE *out, const struct cmd_spec *s)
 				n += (size_t)syn_word(item + n, sizeof item - n, o);
 				o++;
 			} while (o->key && (o->flags & CMDOPT_OR) && n < sizeof item - 64);
-			n += (size_t)snprintf(item + n, sizeof item - n, "]");
+			if (n < sizeof item - 1)
+				n += (size_t)snprintf(item + n, sizeof item - n, "]");
+			if (n > sizeof item - 1)
+				n = sizeof item - 1;    /* cut (a table's words are short) */
 		}
 		if (col > indent && col + 1 + (int)n > HELP_COLUMNS) {
 			fprintf(out, "\n%*s", indent, "");

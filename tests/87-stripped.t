@@ -65,11 +65,14 @@ nm -S "$T/libx.full.so" | awk "$HEX"' $4 ~ /^work_/ { printf "%d %d %s\n", hex($
 "$PROBE" record -q -F 2999 -o "$T/x.probe" -- "$T/prog" >/dev/null 2>"$T/rec.err"
 ok $? "recorded"
 "$PROBE" report --sort sym "$T/x.probe" >"$T/r" 2>"$T/rerr"
-# rows: START SELF% of each libx.so row
+# rows: START SELF% of each libx.so row of 0.5 % or more.  A sample or two
+# may land in the library's crt code, which has no FDE (the exit path's
+# __do_global_dtors_aux, once: libx.so+0x10b4 0.03 %): such rows are
+# module+0xOFFSET, rightly, and far under 0.5 % (15 samples of ~3,000).
 awk "$HEX"' !/^#/ && $4 ~ /^libx\.so\+0x/ { sub(/^libx\.so\+0x/, "", $4); sub("%", "", $1);
-	printf "%d %s\n", hex($4), $1 }' "$T/r" >"$T/rows"
+	if ($1 + 0 >= 0.5) printf "%d %s\n", hex($4), $1 }' "$T/r" >"$T/rows"
 n=$(wc -l <"$T/rows")
-is "$n" 4 "one row per function: $(awk '!/^#/ && /libx\.so/ { printf "%s %s; ", $4, $1 }' "$T/r")"
+is "$n" 4 "one row per function (0.5 % or more): $(awk '!/^#/ && /libx\.so/ { printf "%s %s; ", $4, $1 }' "$T/r")"
 # Every row's start is a function's start, and each function has its row.
 awk 'NR == FNR { start[$1] = $3; next } !($1 in start) { bad++ } { seen[$1]++ }
 	END { for (s in start) if (!(s in seen)) bad++; exit !(NR > 4 && bad == 0) }' "$T/truth" "$T/rows"

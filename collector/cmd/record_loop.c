@@ -1,8 +1,9 @@
 /*
- * record_loop.c - probe record's loops (each turn session/loop.h's) over the listening socket,
- * every process's connection (ingest.c), a signalfd, and the rings of
- * what is sampled from outside.  record_int.h has the recorder; record.c
- * the order of things (record.c's header says why this shape).
+ * record_loop.c - probe record's loops, each turn session/loop.h's, over
+ * the listening socket, every process's connection (ingest.c), a signalfd,
+ * and the rings of what is sampled from outside.  record_int.h has the
+ * recorder; record.c the order of things (record.c's header says why this
+ * shape).
  */
 #include "cmd/record_int.h"
 

@@ -111,9 +111,9 @@ int peer_pid_ok(const struct peer *p, uint32_t wire_pid)
 	/*
 	 * Gone already (its status with it), a kernel before 4.1, or being
 	 * reaped as we read: the kernel prints 0 for a task it is releasing
-	 * (a fork child gdb kills at once: tests/95 saw "process N calls itself
-	 * process N" once; a loop reading a dying child's status sees 0 in 1
-	 * read of 6).
+	 * (a short-lived child of gdb's, reaped at once: tests/95 saw "process
+	 * N calls itself process N" once; reading children's status while
+	 * another thread reaps them saw 0 for 1 child in 6; tests/05-peer).
 	 */
 	if (own == 0)
 		return wire_pid == (uint32_t)p->pid ? 1 : -1;
