@@ -31,7 +31,9 @@
  *     an entry per option, the notes after), so that what is accepted and
  *     what is listed cannot drift apart.  An entry without help is
  *     accepted but not listed (an alias, or --serve, which libprobe gives).
- *     The caller sets opterr = 0 and optind = 1 before its first call, and
+ *     Each command exports its spec (record_spec, ...: cmd/CMD.h), which
+ *     main.c's table of commands holds for the general help and `probe
+ *     help`.  The caller sets opterr = 0 and optind = 1 before its first call, and
  *     its cases are the entries' keys: a short option's letter, or from
  *     CMDOPT_LONG up for the long-only ones.
  *   - help_wrap(out, col, indent, text) writes text word-wrapped so that no

@@ -26,22 +26,23 @@
 #include "cmd/record.h"
 #include "cmd/report.h"
 #include "cmd/top.h"
+#include "cmdopt.h"
 #include "session/spawn.h"
 #include "util.h"
 
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	void (*usage)(FILE *out);
+	const struct cmd_spec *spec;    /* its options and help (cmdopt.h) */
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, record_usage },
-	{ "report", cmd_report, report_usage },
-	{ "top", cmd_top, top_usage },
-	{ "diff", cmd_diff, diff_usage },
-	{ "list", cmd_list, list_usage },
-	{ "agent", cmd_agent, agent_usage },
+	{ "record", cmd_record, &record_spec },
+	{ "report", cmd_report, &report_spec },
+	{ "top", cmd_top, &top_spec },
+	{ "diff", cmd_diff, &diff_spec },
+	{ "list", cmd_list, &list_spec },
+	{ "agent", cmd_agent, &agent_spec },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -66,7 +67,7 @@ static void synopsis(FILE *out, const struct command *c, int first)
 		fprintf(out, "       probe %s ...\n", c->name);
 		return;
 	}
-	c->usage(m);
+	cmdopt_usage(m, c->spec);
 	fclose(m);
 	char *end = strstr(text, "\n\n");
 	if (end)
@@ -144,7 +145,7 @@ static int help(int argc, char **argv)
 	char page[64];
 	snprintf(page, sizeof page, "probe-%s", c->name);
 	if (show_man(page) < 0)
-		c->usage(stdout);
+		cmdopt_usage(stdout, c->spec);
 	return 0;
 }
 

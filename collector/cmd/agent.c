@@ -106,7 +106,7 @@ static const struct cmd_option agent_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, 0, NULL },
 };
 
-static const struct cmd_spec agent_spec = {
+const struct cmd_spec agent_spec = {
 	.cmd = "agent",
 	.in_order = 1,
 	.about =
@@ -118,11 +118,6 @@ static const struct cmd_spec agent_spec = {
 		"sends its last window.\n",
 	.opts = agent_opts,
 };
-
-void agent_usage(FILE *out)
-{
-	cmdopt_usage(out, &agent_spec);
-}
 
 #define usage_error(...) cmd_usage_error("agent", __VA_ARGS__)
 
@@ -178,7 +173,7 @@ static int parse_args(int argc, char **argv, struct agent_opts *o)
 			printf("probe %s\n", PROBE_VERSION);
 			return 0;
 		case 'h':
-			agent_usage(stdout);
+			cmdopt_usage(stdout, &agent_spec);
 			return 0;
 		default:
 			return cmd_bad_option("agent", c, argv);

@@ -11,9 +11,10 @@
 #ifndef PROBE_AGENT_H
 #define PROBE_AGENT_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_agent(int argc, char **argv);
-void agent_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec agent_spec;
 
 #endif

@@ -81,7 +81,7 @@ static const struct cmd_option diff_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, 0, NULL },
 };
 
-static const struct cmd_spec diff_spec = {
+const struct cmd_spec diff_spec = {
 	.cmd = "diff",
 	.lead = "[BASE NEW]",
 	.about =
@@ -97,11 +97,6 @@ static const struct cmd_spec diff_spec = {
 		"that its functions pair by name, as pprof pairs them.\n",
 	.opts = diff_opts,
 };
-
-void diff_usage(FILE *out)
-{
-	cmdopt_usage(out, &diff_spec);
-}
 
 /* One recording, loaded and ready to resolve. */
 struct side {
@@ -443,7 +438,7 @@ static int parse(struct diff *d, int argc, char **argv)
 			d->by_module = 1;
 			break;
 		case 'h':
-			diff_usage(stdout);
+			cmdopt_usage(stdout, &diff_spec);
 			return 0;
 		default:
 			return cmd_bad_option("diff", c, argv);

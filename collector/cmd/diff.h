@@ -8,9 +8,10 @@
 #ifndef PROBE_DIFF_H
 #define PROBE_DIFF_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_diff(int argc, char **argv);
-void diff_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec diff_spec;
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +28,22 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void list_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: probe list [sw|hw|cache|pmu|tracepoint]\n"
-		"\n"
+static const struct cmd_option list_opts[] = {
+	{ 'h', "help", no_argument, NULL, "this help", 0, NULL },
+	{ 0, NULL, 0, NULL, NULL, 0, NULL },
+};
+
+const struct cmd_spec list_spec = {
+	.cmd = "list",
+	.in_order = 1,
+	.operands = "[sw|hw|cache|pmu|tracepoint]",
+	.about =
 		"The events probe record -e and probe top -e take, as perf list names\n"
 		"them, each marked available or not here, and why: every one is tried\n"
 		"as a sampling event of this process (kernel time included where this\n"
-		"user may sample it).  With an argument, that group only.\n");
-}
+		"user may sample it).  With an argument, that group only.\n",
+	.opts = list_opts,
+};
 
 static void line(const char *name, const char *kind, const char *state)
 {
@@ -167,15 +174,20 @@ static void tracepoints(void)
 int cmd_list(int argc, char **argv)
 {
 	const char *group = NULL;
-	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		list_usage(stdout);
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = cmdopt_next(argc, argv, &list_spec)) != -1) {
+		if (c != 'h')
+			return cmd_bad_option("list", c, argv);
+		cmdopt_usage(stdout, &list_spec);
 		return 0;
 	}
-	if (argc > 2)
+	if (argc - optind > 1)
 		return cmd_usage_error("list", "one group at most (sw, hw, cache, pmu or "
 				       "tracepoint)");
-	if (argc > 1) {
-		group = argv[1];
+	if (optind < argc) {
+		group = argv[optind];
 		if (strcmp(group, "sw") && strcmp(group, "hw") && strcmp(group, "cache") &&
 		    strcmp(group, "pmu") && strcmp(group, "tracepoint"))
 			return cmd_usage_error("list", "unknown group '%s': sw, hw, cache, pmu "

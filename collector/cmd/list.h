@@ -8,9 +8,10 @@
 #ifndef PROBE_LIST_H
 #define PROBE_LIST_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_list(int argc, char **argv);
-void list_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec list_spec;
 
 #endif

@@ -117,7 +117,7 @@ static const struct cmd_option record_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, 0, NULL },
 };
 
-static const struct cmd_spec record_spec = {
+const struct cmd_spec record_spec = {
 	.cmd = "record",
 	.in_order = 1,          /* the command's own options are not ours, even without "--" */
 	.operands = "[--] [CMD [ARG...]]",
@@ -135,11 +135,6 @@ static const struct cmd_spec record_spec = {
 		"CMD ran on).  Show the result with probe report.\n",
 	.opts = record_opts,
 };
-
-void record_usage(FILE *out)
-{
-	cmdopt_usage(out, &record_spec);
-}
 
 #define usage_error(...) cmd_usage_error("record", __VA_ARGS__)
 
@@ -297,7 +292,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (!strncmp(optarg, "dwarf,", 6)) {
 				if (stack_size(optarg + 6, &o->stack_bytes))
 					return 2;
-				o->callgraph = NULL;    /* used: see record_usage */
+				o->callgraph = NULL;    /* used: see --call-graph's help */
 			}
 			break;
 		case 'D':
@@ -314,7 +309,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return 2;
 			break;
 		case 'h':
-			record_usage(stdout);
+			cmdopt_usage(stdout, &record_spec);
 			return 0;
 		default:
 			return cmd_bad_option("record", c, argv);

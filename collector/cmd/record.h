@@ -11,9 +11,10 @@
 #ifndef PROBE_RECORD_H
 #define PROBE_RECORD_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_record(int argc, char **argv);
-void record_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec record_spec;
 
 #endif

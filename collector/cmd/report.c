@@ -129,7 +129,7 @@ static const struct cmd_option report_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, 0, NULL },
 };
 
-static const struct cmd_spec report_spec = {
+const struct cmd_spec report_spec = {
 	.cmd = "report",
 	.lead = "[[-i] FILE]",
 	.about = "Show a recording made by probe record (default FILE: probe.data).\n",
@@ -140,11 +140,6 @@ static const struct cmd_spec report_spec = {
 		"MiniDebugInfo, .dynsym; an address nothing names is module+0xOFFSET.\n",
 	.opts = report_opts,
 };
-
-void report_usage(FILE *out)
-{
-	cmdopt_usage(out, &report_spec);
-}
 
 #define usage_error(...) cmd_usage_error("report", __VA_ARGS__)
 
@@ -737,7 +732,7 @@ int cmd_report(int argc, char **argv)
 	optind = 1;
 	while ((c = cmdopt_next(argc, args, &report_spec)) != -1) {
 		if (c == 'h') {
-			report_usage(stdout);
+			cmdopt_usage(stdout, &report_spec);
 			rc = 0;
 			goto out;
 		}

@@ -9,9 +9,10 @@
 #ifndef PROBE_REPORT_H
 #define PROBE_REPORT_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_report(int argc, char **argv);
-void report_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec report_spec;
 
 #endif

@@ -106,7 +106,7 @@ static const struct cmd_option top_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, 0, NULL },
 };
 
-static const struct cmd_spec top_spec = {
+const struct cmd_spec top_spec = {
 	.cmd = "top",
 	.in_order = 1,
 	.operands = "[-- CMD [ARG...]]",
@@ -126,11 +126,6 @@ static const struct cmd_spec top_spec = {
 		"stdout, or on stderr when probe top runs a command (its stdout is its own).\n",
 	.opts = top_opts,
 };
-
-void top_usage(FILE *out)
-{
-	cmdopt_usage(out, &top_spec);
-}
 
 #define usage_error(...) cmd_usage_error("top", __VA_ARGS__)
 
@@ -498,7 +493,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			top_signatures = 1;
 			break;
 		case 'h':
-			top_usage(stdout);
+			cmdopt_usage(stdout, &top_spec);
 			return 0;
 		default:
 			return cmd_bad_option("top", c, argv);

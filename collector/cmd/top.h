@@ -14,9 +14,10 @@
 #ifndef PROBE_TOP_H
 #define PROBE_TOP_H
 
-#include <stdio.h>
+struct cmd_spec;
 
 int cmd_top(int argc, char **argv);
-void top_usage(FILE *out);
+/* Its options and help (cmdopt.h): -h prints them, probe help shows them. */
+extern const struct cmd_spec top_spec;
 
 #endif
