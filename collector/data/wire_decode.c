@@ -567,7 +567,7 @@ static int rd_sample(struct probe_rd *r, uint64_t base_ns, struct probe_sample *
 	}
 	if (!out) {
 		skip_varints(r, n);
-		return !r->bad ? 0 : -1;
+		return r->bad ? -1 : 0;
 	}
 	uint64_t pc = 0;
 	for (uint64_t i = 0; i < n; i++) {
