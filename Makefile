@@ -17,7 +17,7 @@ SAN     ?=
 
 PKG_CONFIG ?= pkg-config
 DW_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libdw libelf 2>/dev/null)
-DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf zlib libzstd 2>/dev/null)
 # libiberty (the demangler): Debian ships it as a static archive only.
 DW_LIBS    += -liberty
 UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
@@ -89,7 +89,7 @@ PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
 # fail in the compiler (make run, make test and make deps install them).
-HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libprotobuf-c libmicrohttpd libcurl 2>/dev/null && echo yes))
+HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libzstd libprotobuf-c libmicrohttpd libcurl 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
 ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)
@@ -237,9 +237,9 @@ $(BUILD)/tests/gt_minidebug: tests/gt_leaf.c tests/gt_work.h tests/mkminidebug.s
 	@mkdir -p $(@D)
 	sh tests/mkminidebug.sh "$(CC) $(GT_CFLAGS)" $< $@
 
-$(BUILD)/tests/gen_recording: tests/gen_recording.c $(wildcard include/probe/*.h)
+$(BUILD)/tests/gen_recording: tests/gen_recording.c $(wildcard include/probe/*.h) $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $< -lm
+	$(CC) $(ALL_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm -ldl
 
 # C++ allocations, two threads (tests/23-alloc.t).
 all: $(BUILD)/tests/gt_newdel

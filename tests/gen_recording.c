@@ -2,7 +2,7 @@
  * gen_recording - write a synthetic probe recording for timing `probe
  * report` (scripts/bench --report).
  *
- *   gen_recording [--every] OUT [SAMPLES [STACKS [SEED]]]
+ *   gen_recording [--every] [--old] OUT [SAMPLES [STACKS [SEED]]]
  *
  * The recording describes this very process: a HELLO, one MAP per
  * executable segment of every object it has loaded (libc, libm, itself, the
@@ -17,7 +17,13 @@
  * profiles look.  The same SEED gives the same file.  --every: the first
  * STACKS samples take every stack once, so that the recording has STACKS
  * distinct stacks (for the flame graphs' 100,000-stack case, scripts/bench
- * --flame), then the skewed draw goes on.
+ * --flame), then the skewed draw goes on.  Samples are a timer's: 1001001
+ * ns apart, give or take up to 2 us.
+ *
+ * The file is written as probe record writes it (session/recfile.h: stacks
+ * once, compressed; file version 3); --old: as probe wrote recordings
+ * before that (version 1, every sample's stack in full, no CRCs), for
+ * the tests that old recordings are still read.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -32,6 +38,7 @@
 
 #include "probe/buildid.h"
 #include "probe/wire.h"
+#include "session/recfile.h"
 
 #define BATCH_SAMPLES 512
 
@@ -46,7 +53,8 @@ static uint64_t rnd(void)
 	return rng_state * 2685821657736338717ull;
 }
 
-static FILE *out;
+static FILE *out;                /* --old */
+static struct recfile rf;       /* else */
 static uint8_t *fbuf;
 #define FBUF_CAP (PROBE_FRAME_MAX)
 
@@ -55,6 +63,10 @@ static void emit(struct probe_wbuf *w)
 	if (!w->ok) {
 		fprintf(stderr, "gen_recording: frame too big\n");
 		exit(1);
+	}
+	if (!out) {
+		recfile_frame(&rf, w->p, w->len);
+		return;
 	}
 	if (fwrite(w->p, 1, w->len, out) != w->len) {
 		fprintf(stderr, "gen_recording: write: %s\n", strerror(errno));
@@ -128,14 +140,20 @@ static void spin_frame(void)
 
 int main(int argc, char **argv)
 {
-	int every = argc > 1 && strcmp(argv[1], "--every") == 0;
-	if (every) {
+	int every = 0, old = 0;
+	for (;;) {
+		if (argc > 1 && strcmp(argv[1], "--every") == 0)
+			every = 1;
+		else if (argc > 1 && strcmp(argv[1], "--old") == 0)
+			old = 1;
+		else
+			break;
 		argv[1] = argv[0];
 		argv++;
 		argc--;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: gen_recording [--every] OUT [SAMPLES [STACKS [SEED]]]\n");
+		fprintf(stderr, "usage: gen_recording [--every] [--old] OUT [SAMPLES [STACKS [SEED]]]\n");
 		return 2;
 	}
 	uint64_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
@@ -145,11 +163,15 @@ int main(int argc, char **argv)
 		rng_state = 42;
 	if (!nstacks)
 		nstacks = 1;
-	out = fopen(argv[1], "wbe");
-	if (!out) {
+	if (old)
+		out = fopen(argv[1], "wbe");
+	if (old && !out) {
 		fprintf(stderr, "gen_recording: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
+	if (!old && recfile_open(&rf, argv[1]) < 0)
+		return 1;
+
 	fbuf = malloc(FBUF_CAP);
 	void *libm = dlopen("libm.so.6", RTLD_NOW);
 	uint64_t addrs[sizeof(fnames) / sizeof(fnames[0])];
@@ -169,7 +191,11 @@ int main(int argc, char **argv)
 
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, fbuf, FBUF_CAP);
-	probe_put_file_header(&w, PROBE_FILE_V1);  /* old files still read */
+	if (old) {
+		probe_put_file_header(&w, PROBE_FILE_V1);  /* old files still read */
+		fwrite(w.p, 1, w.len, out);
+		probe_wbuf_init(&w, fbuf, FBUF_CAP);
+	}
 	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, pid);
 	probe_put_u32(&w, PROBE_WIRE_VERSION);
 	probe_put_u32(&w, (uint32_t)getppid());
@@ -233,7 +259,7 @@ int main(int argc, char **argv)
 			if (every && nsamples - left + i < nstacks)
 				s = nsamples - left + i;
 			probe_put_uv(&w, pid);
-			probe_put_uv(&w, (uint64_t)i * 1001001);
+			probe_put_uv(&w, (uint64_t)i * 1001001 + rnd() % 2000);
 			probe_put_uv(&w, 1001001);
 			probe_put_uv(&w, 0);
 			probe_put_uv(&w, depth[s]);
@@ -255,7 +281,9 @@ int main(int argc, char **argv)
 	probe_put_u32(&w, 1);
 	probe_frame_end(&w, at);
 	emit(&w);
-	if (fclose(out) != 0) {
+	if (!old && recfile_close(&rf) < 0)
+		return 1;
+	if (old && fclose(out) != 0) {
 		fprintf(stderr, "gen_recording: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}

@@ -38,6 +38,7 @@ struct record_opts {
 	int no_inherit;         /* --no-inherit: the command's process alone */
 	unsigned ring_pages;    /* -m: libprobe's perf ring and the arena ring's largest, pages */
 	uint32_t stack_bytes;   /* --call-graph dwarf,SIZE: the copy from outside */
+	int zlevel;             /* -z: zstd's level, 0: none (recpack.h) */
 	char **argv;            /* NULL: none (-p, -t, -a alone) */
 };
 

@@ -229,6 +229,7 @@ int record_outside(struct record_opts *o, int argc, char **argv)
 		goto out;
 	if (recfile_open(&r.out, o->output) < 0)
 		goto out;
+	recfile_level(&r.out, o->zlevel);
 	rec_write_info(&r.out, argc, argv);
 	r.t_start = now_ns();
 	if (o->callgraph && !o->quiet)

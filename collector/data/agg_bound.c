@@ -94,7 +94,7 @@ static int count_room(struct agg *a, uint32_t img, uint32_t gen, uint32_t stack)
 }
 
 /* Every sample counts in the totals, kept or not. */
-static void count_total(struct agg *a, const struct probe_sample_raw *s)
+void aggi_count_total(struct agg *a, const struct probe_sample_raw *s)
 {
 	a->t.samples++;
 	a->t.weight = sat_add(a->t.weight, s->weight);
@@ -109,7 +109,7 @@ void aggi_drop_sample(struct agg *a, const struct probe_sample_raw *s)
 {
 	a->t.dropped++;
 	a->t.dropped_weight = sat_add(a->t.dropped_weight, s->weight);
-	count_total(a, s);
+	aggi_count_total(a, s);
 }
 
 /*
@@ -129,26 +129,49 @@ struct probe_sample_raw *aggi_unbiased(const struct agg_image *im,
 	return s;
 }
 
+/*
+ * The stack of a sample (not off-CPU's), and in *last where the count its
+ * stack's last sample went to is kept: by its STACK id when it has one
+ * (cached), else by its encoded bytes.  NO_STACK when it does not fit.
+ */
+static uint32_t sample_stack(struct agg *a, const struct probe_sample_raw *s,
+			     struct count_ent ***last)
+{
+	struct stackref *ref = aggi_stackref(a, s);
+	if (ref && ref->serial == s->stack_serial) {
+		*last = &ref->c;
+		return ref->stack;
+	}
+	struct enc_slot *slot = aggi_sample_slot(a, s);
+	if (!slot)
+		return NO_STACK;
+	*last = &slot->last;
+	if (ref) {
+		*ref = (struct stackref){ .serial = s->stack_serial, .stack = slot->stack };
+		*last = &ref->c;
+	}
+	return slot->stack;
+}
+
 /* s into its row (returned; NULL: not shown, or dropped). */
 struct count_ent *aggi_add_sample(struct agg *a, uint32_t img, uint32_t pid,
 				    const struct probe_sample_raw *s)
 {
 	if (!aggi_event_shown(a, img, s->event, s->weight))
 		return NULL;
-	struct enc_slot *slot = NULL;
+	struct count_ent **last = NULL;    /* where this stack's last count is kept */
 	uint32_t stack;
-	if ((int64_t)s->event == a->images[img].offcpu)
+	int slot_offcpu = (int64_t)s->event == a->images[img].offcpu;
+	if (slot_offcpu)
 		stack = aggi_offcpu_stack(a, s);
-	else {
-		slot = aggi_sample_slot(a, s);
-		stack = slot ? slot->stack : NO_STACK;
-	}
+	else
+		stack = sample_stack(a, s, &last);
 	if (stack == NO_STACK) {
 		aggi_drop_sample(a, s);
 		return NULL;
 	}
 	struct count_key key = { img, a->images[img].gen, s->tid, stack };
-	struct count_ent *c = slot ? slot->last : NULL;
+	struct count_ent *c = last ? *last : NULL;
 	if (!c || memcmp(&c->key, &key, sizeof(key)) != 0) {
 		HASH_FIND(hh, a->counts, &key, sizeof(key), c);
 		if (!c && !count_room(a, img, key.gen, stack)) {
@@ -162,17 +185,19 @@ struct count_ent *aggi_add_sample(struct agg *a, uint32_t img, uint32_t pid,
 			HASH_ADD(hh, a->counts, key, sizeof(c->key), c);
 			aggi_note_thread(a, pid, s->tid);
 		}
-		if (slot)
-			slot->last = c;
+		if (last)
+			*last = c;
 	}
 	c->samples++;
 	c->weight = sat_add(c->weight, s->weight);
+	if (!slot_offcpu)
+		aggi_stackref_note(a, s, c);
 	if (a->keep) {
 		a->samples = xgrow(a->samples, &a->samples_cap, a->nsamples + 1,
 				   sizeof(*a->samples));
 		a->samples[a->nsamples++] =
 			(struct agg_sample){ s->time_ns, s->weight, c->id, 0 };
 	}
-	count_total(a, s);
+	aggi_count_total(a, s);
 	return c;
 }

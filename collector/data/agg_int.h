@@ -92,6 +92,13 @@ struct agg {
 	size_t enc_mask, enc_used;
 	uint8_t *enc_bytes;
 	size_t enc_len, enc_cap;
+	/*
+	 * A recording's STACK ids (file v3) -> the stack and the count its
+	 * last sample went to, for the STACK that defined each (its serial):
+	 * a sample of a stack met before costs no hashing at all.
+	 */
+	struct stackref *refs;
+	size_t refs_cap;
 	struct stack_ent **stack_vec;   /* by id */
 	size_t nstacks, stacks_cap;
 	struct count_ent *counts;
@@ -128,6 +135,31 @@ struct enc_slot {
 	uint32_t hash, len, stack;      /* len 0: empty slot */
 };
 
+/*
+ * A STACK id's stack, and the count its last sample went to (c, its key
+ * kept here): the next sample of that stack, thread, image and generation
+ * is counted here (samples, weight: pending) without touching c, which
+ * is mostly not in the cache; the pending counts go to c when c changes,
+ * and at agg_finish (aggi_stackref_settle_all).
+ */
+struct stackref {
+	uint64_t serial;                /* 0: nothing cached */
+	struct count_ent *c;
+	struct count_key key;           /* c's */
+	uint64_t samples, weight;       /* pending, for c */
+	uint32_t stack;
+};
+
+/* agg_stackref.c */
+/* s's entry (NULL: s names no STACK, or no room); its pending counts settled */
+struct stackref *aggi_stackref(struct agg *a, const struct probe_sample_raw *s);
+/* s counted on the fast path (1), or not (0: count it with aggi_add_sample) */
+int aggi_stackref_count(struct agg *a, uint32_t img, const struct probe_sample_raw *s);
+/* After aggi_add_sample counted s (not off-CPU) into c: remember c for its stack. */
+void aggi_stackref_note(struct agg *a, const struct probe_sample_raw *s,
+			struct count_ent *c);
+void aggi_stackref_settle_all(struct agg *a);
+
 /* aggregate.c */
 int aggi_room(struct agg *a, size_t n);
 void aggi_note_thread(struct agg *a, uint32_t pid, uint32_t tid);
@@ -136,6 +168,7 @@ struct enc_slot *aggi_sample_slot(struct agg *a, const struct probe_sample_raw *
 uint32_t aggi_offcpu_stack(struct agg *a, const struct probe_sample_raw *s);
 
 /* agg_bound.c */
+void aggi_count_total(struct agg *a, const struct probe_sample_raw *s);
 void aggi_drop_sample(struct agg *a, const struct probe_sample_raw *s);
 struct probe_sample_raw *aggi_unbiased(const struct agg_image *im,
 	struct probe_sample_raw *s);

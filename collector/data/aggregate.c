@@ -70,6 +70,7 @@ void agg_free(struct agg *a)
 	HASH_CLEAR(hh, a->stacks);
 	free(a->enc);
 	free(a->enc_bytes);
+	free(a->refs);
 	for (size_t i = 0; i < a->nstacks; i++)
 		free(a->stack_vec[i]);
 	free(a->stack_vec);
@@ -663,7 +664,7 @@ void agg_add(struct agg *a, struct probe_msg *m)
 				aggi_drop_sample(a, &s);
 			else if ((int64_t)s.event == a->images[img].alloc)
 				aggi_add_alloc(a, img, m->pid, &s);
-			else
+			else if (!aggi_stackref_count(a, img, &s))
 				aggi_add_sample(a, img, m->pid, &s);
 		break;
 	}
@@ -726,6 +727,7 @@ void agg_finish(struct agg *a)
 				offsetof(struct agg_map, end), im->maxend);
 		im->nsorted = im->nmaps;
 	}
+	aggi_stackref_settle_all(a);
 	free(a->count_vec);
 	a->ncounts = HASH_COUNT(a->counts);
 	a->count_vec = xmalloc((a->ncounts ? a->ncounts : 1) * sizeof(*a->count_vec));

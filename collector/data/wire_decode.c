@@ -7,6 +7,7 @@
  * NUL-terminated into the reader's scratch so callers never see raw bytes.
  */
 #include "data/wire_decode.h"
+#include "data/wire_int.h"
 #include "probe/bytes.h"
 
 #include <inttypes.h>
@@ -250,10 +251,7 @@ size_t probe_stream_feed(struct probe_stream *s, const void *data, size_t n)
 	return n;
 }
 
-static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
+void wire_seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -322,7 +320,7 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 	const uint8_t *p = s->buf + s->off;
 	uint32_t size = le32(p);
 	if (size < PROBE_FRAME_HDR || size > PROBE_FRAME_MAX) {
-		seterr(err, "frame at byte %" PRIu64 " has impossible size %" PRIu32
+		wire_seterr(err, "frame at byte %" PRIu64 " has impossible size %" PRIu32
 		       " (allowed %u..%u): not a probe stream, or corrupt",
 		       s->consumed, size, PROBE_FRAME_HDR, PROBE_FRAME_MAX);
 		return -1;
@@ -330,7 +328,7 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 	size_t whole = size + (s->crc ? PROBE_FILE_CRC : 0);
 	if (have < whole) {
 		if (s->eof) {
-			seterr(err, "frame at byte %" PRIu64 " of %zu bytes is cut short "
+			wire_seterr(err, "frame at byte %" PRIu64 " of %zu bytes is cut short "
 			       "at %zu", s->consumed, whole, have);
 			return -1;
 		}
@@ -338,7 +336,7 @@ int probe_stream_next(struct probe_stream *s, const uint8_t **frame,
 		return 0;
 	}
 	if (s->crc && !crc_matches(s, size)) {
-		seterr(err, "frame at byte %" PRIu64 " does not match its checksum: "
+		wire_seterr(err, "frame at byte %" PRIu64 " does not match its checksum: "
 		       "corrupt", s->consumed);
 		return -1;
 	}
@@ -376,24 +374,24 @@ int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version_out,
 			    char err[PROBE_ERR_MAX])
 {
 	if (n >= 8 && (memcmp(p, "PERFILE2", 8) == 0 || memcmp(p, "PERFFILE", 8) == 0)) {
-		seterr(err, "a recording of perf's (perf record), not of probe's: open "
+		wire_seterr(err, "a recording of perf's (perf record), not of probe's: open "
 		       "it with perf report");
 		return -1;
 	}
 	if (n < PROBE_FILE_HDR || memcmp(p, PROBE_FILE_MAGIC, 8) != 0) {
-		seterr(err, "not a probe recording (no '%s' header)",
+		wire_seterr(err, "not a probe recording (no '%s' header)",
 		       PROBE_FILE_MAGIC);
 		return -1;
 	}
 	uint32_t version = le32(p + 8), hdr = le32(p + 12);
-	if (version != PROBE_FILE_VERSION && version != PROBE_FILE_V1) {
-		seterr(err, "recording has format version %" PRIu32
-		       ", this probe reads versions %u and %u", version,
-		       PROBE_FILE_V1, PROBE_FILE_VERSION);
+	if (version < PROBE_FILE_V1 || version > PROBE_FILE_VERSION) {
+		wire_seterr(err, "recording has format version %" PRIu32
+		       ", this probe reads versions %u to %u (a newer probe wrote "
+		       "it?)", version, PROBE_FILE_V1, PROBE_FILE_VERSION);
 		return -1;
 	}
 	if (hdr != PROBE_FILE_HDR) {
-		seterr(err, "recording header size %" PRIu32 " is not %u", hdr,
+		wire_seterr(err, "recording header size %" PRIu32 " is not %u", hdr,
 		       PROBE_FILE_HDR);
 		return -1;
 	}
@@ -404,7 +402,7 @@ int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version_out,
 /* ---- field readers -------------------------------------------------- */
 
 /* Copy a u16-length string into scratch, NUL-terminated. */
-static const char *rd_str(struct probe_rd *r, struct probe_scratch *sc)
+const char *wire_rd_str(struct probe_rd *r, struct probe_scratch *sc)
 {
 	size_t n = (size_t)probe_rd_le(r, 2);
 	if (r->bad)
@@ -451,6 +449,8 @@ const char *probe_frame_type_name(unsigned type)
 		[PROBE_F_LOST] = "LOST", [PROBE_F_EXIT] = "EXIT",
 		[PROBE_F_SYNC] = "SYNC", [PROBE_F_UNPROFILED] = "UNPROFILED",
 		[PROBE_F_INFO] = "INFO", [PROBE_F_JIT] = "JIT",
+		[PROBE_F_STACK] = "STACK", [PROBE_F_STACKED] = "STACKED",
+		[PROBE_F_ZSTD] = "ZSTD", [PROBE_F_SYMTAB] = "SYMTAB",
 	};
 	if (type > 0 && type < PROBE_F_TYPE_MAX)
 		return names[type];
@@ -539,7 +539,7 @@ static const uint8_t *skip_words(const uint8_t *p, const uint8_t *end, uint64_t 
 	return p;
 }
 
-static void skip_varints(struct probe_rd *r, uint64_t n)
+void wire_skip_varints(struct probe_rd *r, uint64_t n)
 {
 	const uint8_t *p = skip_words(r->p, r->end, &n), *end = r->end;
 	while (n--) {
@@ -566,7 +566,7 @@ static int rd_sample(struct probe_rd *r, uint64_t base_ns, struct probe_sample *
 		return -1;
 	}
 	if (!out) {
-		skip_varints(r, n);
+		wire_skip_varints(r, n);
 		return r->bad ? -1 : 0;
 	}
 	uint64_t pc = 0;
@@ -591,7 +591,7 @@ static int dec_hello(struct probe_rd *r, struct probe_msg *m, struct probe_scrat
 {
 	m->u.hello.version = (uint32_t)probe_rd_le(r, 4);
 	if (!r->bad && m->u.hello.version != PROBE_WIRE_VERSION) {
-		seterr(err, "HELLO speaks protocol version %" PRIu32
+		wire_seterr(err, "HELLO speaks protocol version %" PRIu32
 		       ", expected %u (mixed probe versions?)",
 		       m->u.hello.version, PROBE_WIRE_VERSION);
 		return -1;
@@ -602,32 +602,32 @@ static int dec_hello(struct probe_rd *r, struct probe_msg *m, struct probe_scrat
 	m->u.hello.freq = (uint8_t)probe_rd_le(r, 1);
 	m->u.hello.value = probe_rd_le(r, 8);
 	m->u.hello.start_ns = probe_rd_le(r, 8);
-	m->u.hello.event_name = rd_str(r, sc);
-	m->u.hello.exe = rd_str(r, sc);
-	m->u.hello.comm = rd_str(r, sc);
+	m->u.hello.event_name = wire_rd_str(r, sc);
+	m->u.hello.exe = wire_rd_str(r, sc);
+	m->u.hello.comm = wire_rd_str(r, sc);
 	m->u.hello.argc = (uint16_t)probe_rd_le(r, 2);
 	if (!r->bad && (m->u.hello.argc > PROBE_MAX_ARGS ||
 		     m->u.hello.freq > 1)) {
-		seterr(err, "HELLO has %u arguments or bad freq flag %u",
+		wire_seterr(err, "HELLO has %u arguments or bad freq flag %u",
 		       m->u.hello.argc, m->u.hello.freq);
 		return -1;
 	}
 	for (unsigned i = 0; !r->bad && i < m->u.hello.argc; i++)
-		sc->argv[i] = rd_str(r, sc);
+		sc->argv[i] = wire_rd_str(r, sc);
 	m->u.hello.argv = sc->argv;
 	m->u.hello.flags = flags;
 	if (!r->bad && r->p < r->end) {      /* the extra events (-e a,b) */
 		m->u.hello.nextra = (uint8_t)probe_rd_le(r, 1);
 		if (!r->bad && (m->u.hello.nextra == 0 ||
 			     m->u.hello.nextra >= PROBE_EVENTS_MAX)) {
-			seterr(err, "HELLO has %u extra events (1 to %u)",
+			wire_seterr(err, "HELLO has %u extra events (1 to %u)",
 			       m->u.hello.nextra, PROBE_EVENTS_MAX - 1);
 			return -1;
 		}
 		for (unsigned i = 0; !r->bad && i < m->u.hello.nextra; i++) {
 			m->u.hello.extra[i].type = (uint32_t)probe_rd_le(r, 4);
 			m->u.hello.extra[i].config = probe_rd_le(r, 8);
-			m->u.hello.extra[i].name = rd_str(r, sc);
+			m->u.hello.extra[i].name = wire_rd_str(r, sc);
 		}
 	}
 	return 0;
@@ -644,7 +644,7 @@ static int dec_map(struct probe_rd *r, struct probe_msg *m, struct probe_scratch
 	m->u.map.build_id_len = (uint8_t)probe_rd_le(r, 1);
 	if (!r->bad && (m->u.map.build_id_len > PROBE_BUILD_ID_MAX ||
 		     m->u.map.start >= m->u.map.end)) {
-		seterr(err, "MAP with build-id of %u bytes or empty range "
+		wire_seterr(err, "MAP with build-id of %u bytes or empty range "
 		       "0x%" PRIx64 "-0x%" PRIx64, m->u.map.build_id_len,
 		       m->u.map.start, m->u.map.end);
 		return -1;
@@ -655,9 +655,9 @@ static int dec_map(struct probe_rd *r, struct probe_msg *m, struct probe_scratch
 	} else {
 		r->bad = 1;
 	}
-	m->u.map.path = rd_str(r, sc);
+	m->u.map.path = wire_rd_str(r, sc);
 	if (!r->bad && !m->u.map.path[0]) {
-		seterr(err, "MAP without a path");
+		wire_seterr(err, "MAP without a path");
 		return -1;
 	}
 	return 0;
@@ -670,7 +670,7 @@ static int dec_samples(struct probe_rd *r, struct probe_msg *m, struct probe_scr
 	m->u.samples.base_ns = probe_rd_le(r, 8);
 	m->u.samples.count = probe_rd_uleb(r);
 	if (!r->bad && m->u.samples.count == 0) {
-		seterr(err, "SAMPLES batch with no samples");
+		wire_seterr(err, "SAMPLES batch with no samples");
 		return -1;
 	}
 	const uint8_t *body = r->p;
@@ -689,19 +689,19 @@ static int dec_info(struct probe_rd *r, struct probe_msg *m, struct probe_scratc
 {
 	m->u.info.start_ns = probe_rd_le(r, 8);
 	m->u.info.start_real_ns = probe_rd_le(r, 8);
-	m->u.info.host = rd_str(r, sc);
-	m->u.info.sysname = rd_str(r, sc);
-	m->u.info.release = rd_str(r, sc);
-	m->u.info.version = rd_str(r, sc);
-	m->u.info.machine = rd_str(r, sc);
+	m->u.info.host = wire_rd_str(r, sc);
+	m->u.info.sysname = wire_rd_str(r, sc);
+	m->u.info.release = wire_rd_str(r, sc);
+	m->u.info.version = wire_rd_str(r, sc);
+	m->u.info.machine = wire_rd_str(r, sc);
 	m->u.info.argc = (uint16_t)probe_rd_le(r, 2);
 	if (!r->bad && m->u.info.argc > PROBE_MAX_ARGS) {
-		seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
+		wire_seterr(err, "INFO has %u arguments (at most %u)", m->u.info.argc,
 		       PROBE_MAX_ARGS);
 		return -1;
 	}
 	for (unsigned i = 0; !r->bad && i < m->u.info.argc; i++)
-		sc->argv[i] = rd_str(r, sc);
+		sc->argv[i] = wire_rd_str(r, sc);
 	m->u.info.argv = sc->argv;
 	return 0;
 }
@@ -713,10 +713,10 @@ static int dec_jit(struct probe_rd *r, struct probe_msg *m, struct probe_scratch
 	m->u.jit.start = probe_rd_le(r, 8);
 	m->u.jit.size = probe_rd_le(r, 8);
 	m->u.jit.source = (uint8_t)probe_rd_le(r, 1);
-	m->u.jit.name = rd_str(r, sc);
+	m->u.jit.name = wire_rd_str(r, sc);
 	if (!r->bad && (!m->u.jit.size || m->u.jit.start + m->u.jit.size <
 		     m->u.jit.start)) {
-		seterr(err, "JIT entry with an empty or wrapping range "
+		wire_seterr(err, "JIT entry with an empty or wrapping range "
 		       "0x%" PRIx64 " +0x%" PRIx64, m->u.jit.start,
 		       m->u.jit.size);
 		return -1;
@@ -744,7 +744,7 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		break;
 	case PROBE_F_THREAD:
 		m->u.thread.tid = (uint32_t)probe_rd_le(r, 4);
-		m->u.thread.name = rd_str(r, sc);
+		m->u.thread.name = wire_rd_str(r, sc);
 		break;
 	case PROBE_F_SAMPLES:
 		if (dec_samples(r, m, sc, err) < 0)
@@ -766,7 +766,7 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 	case PROBE_F_UNPROFILED:
 		m->u.unprof.pid = (uint32_t)probe_rd_le(r, 4);
 		m->u.unprof.reason = (uint32_t)probe_rd_le(r, 4);
-		m->u.unprof.path = rd_str(r, sc);
+		m->u.unprof.path = wire_rd_str(r, sc);
 		break;
 	case PROBE_F_INFO:
 		if (dec_info(r, m, sc, err) < 0)
@@ -776,17 +776,33 @@ static int decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		if (dec_jit(r, m, sc, err) < 0)
 			return -1;
 		break;
+	case PROBE_F_STACK:
+		if (wire_dec_stack(r, m, err) < 0)
+			return -1;
+		break;
+	case PROBE_F_STACKED:
+		if (wire_dec_stacked(r, m, err) < 0)
+			return -1;
+		break;
+	case PROBE_F_ZSTD:
+		if (wire_dec_zstd(r, m, err) < 0)
+			return -1;
+		break;
+	case PROBE_F_SYMTAB:
+		if (wire_dec_symtab(r, m, sc, err) < 0)
+			return -1;
+		break;
 	default:
 		/* Unknown kinds are skipped by size: newer writers stay readable. */
 		return 0;
 	}
 	if (r->bad) {
-		seterr(err, "%s frame of %zu bytes is truncated or has a field "
+		wire_seterr(err, "%s frame of %zu bytes is truncated or has a field "
 		       "out of bounds", probe_frame_type_name(m->type), len);
 		return -1;
 	}
 	if (r->p != r->end) {
-		seterr(err, "%s frame has %zu stray bytes after its fields",
+		wire_seterr(err, "%s frame has %zu stray bytes after its fields",
 		       probe_frame_type_name(m->type), (size_t)(r->end - r->p));
 		return -1;
 	}
@@ -798,7 +814,7 @@ int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 {
 	sc->examined = 0;
 	if (len < PROBE_FRAME_HDR || len > PROBE_FRAME_MAX || le32(frame) != len) {
-		seterr(err, "frame size %zu does not match its header", len);
+		wire_seterr(err, "frame size %zu does not match its header", len);
 		return -1;
 	}
 	struct probe_rd r = { .p = frame + 4, .end = frame + len };
@@ -811,6 +827,10 @@ int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out)
 {
 	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
 		return 0;
+	if (m->u.samples.stacked)
+		return wire_stacked_next(m, out);
+	out->stack_id = 0;
+	out->stack_serial = 0;
 	struct probe_rd r = { .p = m->u.samples.p, .end = m->u.samples.end };
 	uint64_t tid = probe_rd_uleb(&r), dt = probe_rd_uleb(&r), weight = probe_rd_uleb(&r);
 	uint64_t event = probe_rd_uleb(&r), n = probe_rd_uleb(&r);
@@ -862,6 +882,17 @@ int probe_samples_next(struct probe_msg *m, struct probe_sample *out)
 {
 	if (m->type != PROBE_F_SAMPLES || m->u.samples.left == 0)
 		return 0;
+	if (m->u.samples.stacked) {
+		struct probe_sample_raw s;
+		if (!wire_stacked_next(m, &s))
+			return 0;
+		out->tid = s.tid;
+		out->event = s.event;
+		out->time_ns = s.time_ns;
+		out->weight = s.weight;
+		out->nframes = probe_sample_frames(&s, out->frames);
+		return 1;
+	}
 	struct probe_rd r = { .p = m->u.samples.p, .end = m->u.samples.end };
 	if (rd_sample(&r, m->u.samples.base_ns, out) < 0)
 		return 0; /* cannot happen: validated in probe_decode_frame */

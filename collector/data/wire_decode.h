@@ -87,7 +87,8 @@ int probe_frame_plausible(const uint8_t *hdr);
 
 /*
  * Check a recording's 16-byte header; -1 with err if it is not one.  Its
- * version in *version: PROBE_FILE_VERSION (set the stream's crc) or V1.
+ * version in *version: PROBE_FILE_VERSION or V2 (set the stream's crc), or
+ * V1.
  */
 int probe_file_header_check(const uint8_t *p, size_t n, uint32_t *version,
 			    char err[PROBE_ERR_MAX]);
@@ -137,7 +138,31 @@ struct probe_msg {
 			/* private cursor for probe_samples_next */
 			const uint8_t *p, *end;
 			uint64_t left;
+			/* a STACKED frame (file v3), read as SAMPLES: the
+			   reader sets stacks (NULL: every sample left out) */
+			int stacked;
+			uint64_t epoch, prev_ns;
+			struct probe_stacks *stacks;
 		} samples;
+		struct {
+			uint64_t epoch;
+			uint32_t id, nframes;
+			const uint8_t *frames;  /* nframes zig-zag deltas */
+			size_t frames_len;
+		} stack;
+		struct {
+			uint64_t size;          /* of the frames it holds */
+			const uint8_t *data;    /* one zstd frame */
+			size_t len;
+		} zstd;
+		struct {
+			uint8_t build_id_len;
+			uint8_t build_id[PROBE_BUILD_ID_MAX];
+			const char *path;
+			uint64_t nfuncs, naddrs;
+			/* what probe_symtab_next_* walk: validated */
+			const uint8_t *funcs, *addrs, *end;
+		} symtab;
 		struct {
 			uint32_t tid, reason;
 			uint64_t count;
@@ -208,12 +233,77 @@ struct probe_sample_raw {
 	uint64_t weight;
 	const uint8_t *frames;
 	size_t frames_len;
+	/* A STACKED sample's stack: its id, and the serial of the STACK that
+	   defined it (0: the stack came inline, or from SAMPLES), so that a
+	   reader can cache what it made of it. */
+	uint32_t stack_id;
+	uint64_t stack_serial;
 };
+
+/*
+ * The STACKs of a recording read so far, by id (file v3): what a STACKED
+ * frame's samples are expanded with.  Bounded: definitions past
+ * PROBE_STACKS_BYTES of stacks held are refused (counted), and so are
+ * the samples that name them.
+ */
+#define PROBE_STACKS_BYTES (256u << 20)
+
+struct probe_stack_def {
+	uint64_t serial;        /* 0: not defined */
+	uint8_t *frames;        /* zig-zag deltas, as in SAMPLES */
+	uint32_t len, nframes;
+};
+
+struct probe_stacks {
+	struct probe_stack_def *v;      /* by id; cap entries */
+	size_t cap;
+	uint64_t epoch;         /* of the definitions held */
+	uint64_t serial;        /* definitions taken so far */
+	uint64_t bytes;         /* held */
+	uint64_t unknown;       /* samples left out: their STACK is not here */
+	uint64_t refused;       /* definitions over the bound */
+};
+
+/* Take a decoded STACK (one of a later epoch first forgets those held);
+   0, or -1 (over the bound, or of an earlier epoch: counted, not held). */
+int probe_stacks_define(struct probe_stacks *t, const struct probe_msg *m);
+void probe_stacks_free(struct probe_stacks *t);
 
 int probe_samples_next_raw(struct probe_msg *m, struct probe_sample_raw *out);
 uint32_t probe_sample_frames(const struct probe_sample_raw *s, uint64_t *out);
 /* Is it a free's record (--alloc: PROBE_FRAME_FREED, id), not a sample? */
 int probe_sample_is_free(const struct probe_sample_raw *s);
+
+/*
+ * A SYMTAB's entries (validated by the decoder), in order: 1 and *out
+ * filled, 0 at the end.  Strings point into the frame (len bytes, not
+ * NUL-terminated), valid as long as it.
+ */
+struct probe_symfunc {
+	uint64_t start, size;
+	uint8_t kind;           /* PROBE_SYM_* */
+	const char *name;
+	size_t name_len;
+};
+struct probe_symsrc {
+	const char *name, *file;        /* NULL when "" */
+	size_t name_len, file_len;
+	uint64_t line;
+	uint8_t inlined;
+};
+struct probe_symaddr {
+	uint64_t vaddr;
+	uint8_t nsrc;
+	struct probe_symsrc src[PROBE_SYM_SRC_MAX];
+};
+struct probe_symtab_walk {
+	const uint8_t *p, *end;
+	uint64_t left, prev;
+};
+void probe_symtab_funcs(const struct probe_msg *m, struct probe_symtab_walk *w);
+int probe_symtab_next_func(struct probe_symtab_walk *w, struct probe_symfunc *out);
+void probe_symtab_addrs(const struct probe_msg *m, struct probe_symtab_walk *w);
+int probe_symtab_next_addr(struct probe_symtab_walk *w, struct probe_symaddr *out);
 
 /* "HELLO", "MAP", ... or "type N" (static or thread-unsafe buffer). */
 const char *probe_frame_type_name(unsigned type);

@@ -10,12 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "probe/wire.h"
 #include "util.h"
 #include "data/wire_decode.h"
+#include "session/recpack.h"
 
 #define RECFILE_BUF (1u << 20)
+
+static void write_frame(void *arg, const uint8_t *frame, size_t n);
 
 /* What lstat found at the path, for a message. */
 static const char *kind_of(mode_t m)
@@ -67,6 +71,7 @@ int recfile_open(struct recfile *f, const char *path)
 	probe_put_file_header(&w, PROBE_FILE_VERSION);
 	f->len = w.len;
 	f->bytes = w.len;
+	f->pack = recpack_new(write_frame, f);
 	return 0;
 }
 
@@ -94,6 +99,8 @@ static void flush(struct recfile *f)
 
 void recfile_flush(struct recfile *f)
 {
+	if (f->fd >= 0)
+		recpack_flush(f->pack);
 	if (f->fd >= 0 && f->len)
 		flush(f);
 }
@@ -114,8 +121,10 @@ static void recfile_write(struct recfile *f, const void *data, size_t n)
 		f->bytes += n;
 }
 
-void recfile_frame(struct recfile *f, const void *frame, size_t n)
+/* A frame as the file holds it: itself, then its CRC-32. */
+static void write_frame(void *arg, const uint8_t *frame, size_t n)
 {
+	struct recfile *f = arg;
 	uint8_t crc[PROBE_FILE_CRC];
 	uLong c = crc32(0L, frame, (uInt)n);
 	for (unsigned i = 0; i < PROBE_FILE_CRC; i++)
@@ -124,11 +133,26 @@ void recfile_frame(struct recfile *f, const void *frame, size_t n)
 	recfile_write(f, crc, sizeof(crc));
 }
 
+void recfile_level(struct recfile *f, int level)
+{
+	if (f->pack)
+		recpack_level(f->pack, level);
+}
+
+void recfile_frame(struct recfile *f, const void *frame, size_t n)
+{
+	if (f->fd >= 0 && !f->err)
+		recpack_frame(f->pack, frame, n);
+}
+
 
 int recfile_close(struct recfile *f)
 {
 	if (f->fd < 0)
 		return -1;
+	recpack_flush(f->pack);
+	recpack_free(f->pack);
+	f->pack = NULL;
 	flush(f);
 	if (close(f->fd) < 0 && !f->err)
 		f->err = errno;
@@ -159,6 +183,8 @@ void recfile_discard(struct recfile *f)
 		return;
 	close(f->fd);
 	f->fd = -1;
+	recpack_free(f->pack);
+	f->pack = NULL;
 	if (f->regular)
 		unlink(f->path);
 	free(f->buf);
@@ -238,7 +264,70 @@ struct reader {
 	struct probe_scratch sc;
 	void (*take)(void *arg, struct probe_msg *m);
 	void *arg;
+	struct probe_stacks stacks;     /* STACK frames so far (v3) */
+	ZSTD_DCtx *z;                   /* made at the first ZSTD frame */
+	uint8_t *raw;                   /* what one ZSTD frame holds */
+	uint64_t zbad;                  /* ZSTD frames that did not unpack */
+	uint64_t zbad_at;               /* the first one's offset */
 };
+
+static void dispatch(struct reader *rd, struct probe_msg *m, uint64_t at);
+
+/*
+ * A ZSTD frame's frames, each decoded and dispatched in turn.  Its CRC
+ * matched: one that does not unpack, or holds a frame that does not
+ * decode, is a forgery or a writer's bug, not damage; what it holds from
+ * there is left out, and said once at the end.
+ */
+static void unpack(struct reader *rd, const struct probe_msg *zm, uint64_t at)
+{
+	if (!rd->z) {
+		rd->z = ZSTD_createDCtx();
+		rd->raw = xmalloc(PROBE_ZSTD_RAW_MAX);
+		if (!rd->z)
+			probe_oom();
+	}
+	size_t n = ZSTD_decompressDCtx(rd->z, rd->raw, PROBE_ZSTD_RAW_MAX,
+				       zm->u.zstd.data, zm->u.zstd.len);
+	size_t off = 0;
+	int bad = ZSTD_isError(n) || n != zm->u.zstd.size;
+	while (!bad && off < n) {
+		char err[PROBE_ERR_MAX];
+		struct probe_msg m;
+		const uint8_t *f = rd->raw + off;
+		size_t len = n - off < PROBE_FRAME_HDR ? 0 :
+			     (size_t)f[0] | (size_t)f[1] << 8 | (size_t)f[2] << 16 |
+			     (size_t)f[3] << 24;
+		bad = len < PROBE_FRAME_HDR || len > n - off ||
+		      probe_decode_frame(f, len, &m, &rd->sc, err) < 0 ||
+		      m.type == PROBE_F_ZSTD;
+		if (!bad)
+			dispatch(rd, &m, at);
+		off += len;
+	}
+	if (bad && !rd->zbad++)
+		rd->zbad_at = at;
+}
+
+/* A decoded frame to its reader: the ones only recordings hold, unfolded. */
+static void dispatch(struct reader *rd, struct probe_msg *m, uint64_t at)
+{
+	switch (m->type) {
+	case PROBE_F_ZSTD:
+		unpack(rd, m, at);
+		return;
+	case PROBE_F_STACK:
+		probe_stacks_define(&rd->stacks, m);
+		return;
+	case PROBE_F_SAMPLES:
+		if (m->u.samples.stacked)
+			m->u.samples.stacks = &rd->stacks;
+		break;
+	default:
+		break;
+	}
+	rd->take(rd->arg, m);
+}
 
 /* Skip one byte of damage; the first of a stretch opens a damaged part. */
 static void skip_byte(struct probe_stream *s, struct damage *d)
@@ -283,7 +372,7 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 			break;
 		if (r == 1 && probe_decode_frame(f, flen, &m, &rd->sc, err) == 0) {
 			s->resync = 0;
-			rd->take(rd->arg, &m);
+			dispatch(rd, &m, s->consumed - flen - (s->crc ? PROBE_FILE_CRC : 0));
 			taken++;
 			continue;
 		}
@@ -415,6 +504,27 @@ static int say_damage(const char *file, const struct damage *d, size_t tail,
 	return 0;
 }
 
+/* What the frames only recordings hold could not give; warnings. */
+static void say_unpacked(const char *file, const struct reader *rd)
+{
+	if (rd->zbad)
+		probe_warn("%s: %" PRIu64 " compressed block%s (the first at byte %" PRIu64
+			   ") did not unpack into frames, though %s CRC matched (a "
+			   "forged file, or a bug of the probe that wrote it); reporting "
+			   "the rest", file, rd->zbad, rd->zbad == 1 ? "" : "s", rd->zbad_at,
+			   rd->zbad == 1 ? "its" : "their");
+	if (rd->stacks.refused)
+		probe_warn("%s: %" PRIu64 " stack%s left out: the recording defines more "
+			   "than the %u MiB of stacks a reader holds at once", file,
+			   rd->stacks.refused, rd->stacks.refused == 1 ? "" : "s",
+			   PROBE_STACKS_BYTES >> 20);
+	if (rd->stacks.unknown)
+		probe_warn("%s: %" PRIu64 " sample%s left out: %s stack was lost with a "
+			   "damaged or left-out part of the recording", file,
+			   rd->stacks.unknown, rd->stacks.unknown == 1 ? "" : "s",
+			   rd->stacks.unknown == 1 ? "its" : "their");
+}
+
 int recfile_read(const char *file, int fd,
 		 void (*take)(void *arg, struct probe_msg *m), void *arg)
 {
@@ -425,7 +535,7 @@ int recfile_read(const char *file, int fd,
 	if (probe_stream_init(&rd.s) < 0 || probe_scratch_init(&rd.sc) < 0)
 		probe_oom();
 	rd.s.consumed = PROBE_FILE_HDR; /* so the decoder's offsets are file offsets */
-	rd.s.crc = version == PROBE_FILE_VERSION;
+	rd.s.crc = version >= PROBE_FILE_V2;
 	struct damage d = { 0 };
 	size_t tail = 0;
 	uint64_t tail_at = 0;
@@ -434,6 +544,11 @@ int recfile_read(const char *file, int fd,
 		read_tail(&rd, &d, &tail, &tail_at);
 		rc = say_damage(file, &d, tail, tail_at, rd.s.consumed);
 	}
+	if (rc == 0)
+		say_unpacked(file, &rd);
+	probe_stacks_free(&rd.stacks);
+	ZSTD_freeDCtx(rd.z);
+	free(rd.raw);
 	probe_stream_free(&rd.s);
 	probe_scratch_free(&rd.sc);
 	return rc;

@@ -36,8 +36,11 @@
 
 struct probe_msg;
 
+struct recpack;
+
 struct recfile {
 	int fd;
+	struct recpack *pack;   /* stacks once, blocks compressed (recpack.h) */
 	char *path;
 	uint8_t *buf;
 	size_t len, cap;
@@ -50,6 +53,8 @@ struct recfile {
 
 int recfile_open(struct recfile *f, const char *path);
 void recfile_frame(struct recfile *f, const void *frame, size_t n);
+/* -z: how hard frames are compressed (recpack.h), before the first frame. */
+void recfile_level(struct recfile *f, int level);
 /* Write out what is buffered (so a crash of probe loses little). */
 void recfile_flush(struct recfile *f);
 int recfile_close(struct recfile *f);

@@ -8,7 +8,9 @@
  *     (from any number of processes, interleaved frame by frame), each
  *     followed by its u32 CRC-32 (zlib's crc32 of the frame's bytes), so
  *     that a reader can find frames again after damage.  Files of version 1
- *     have no CRCs; readers still read them.
+ *     have no CRCs; readers still read them.  Version 3 adds the frames
+ *     only recordings hold (STACK, STACKED, ZSTD, SYMTAB): stacks written
+ *     once, compressed, and named; version 2 files are still read.
  *   - Every integer is little-endian.  A frame is a 12-byte header
  *       u32 size   total frame size in bytes, header included,
  *                  PROBE_FRAME_HDR <= size <= PROBE_FRAME_MAX
@@ -41,7 +43,8 @@
 
 #define PROBE_FILE_MAGIC "PROBEREC"     /* 8 bytes, no NUL on disk */
 #define PROBE_FILE_HDR 16u              /* magic, u32 version, u32 hdr size */
-#define PROBE_FILE_VERSION 2u           /* frames with a CRC-32 after each */
+#define PROBE_FILE_VERSION 3u           /* v2, with STACK, STACKED, ZSTD, SYMTAB */
+#define PROBE_FILE_V2 2u                /* frames with a CRC-32 after each */
 #define PROBE_FILE_V1 1u                /* frames alone */
 #define PROBE_FILE_CRC 4u               /* bytes of CRC after a frame (v2) */
 
@@ -59,6 +62,11 @@
 #define PROBE_MAX_ARGS 256u             /* argv entries carried in HELLO */
 #define PROBE_BUILD_ID_MAX 64u
 #define PROBE_EVENTS_MAX 8u             /* events sampled in one run (-e a,b) */
+#define PROBE_STACK_IDS (1u << 22)      /* STACK ids are below it */
+#define PROBE_ZSTD_RAW_MAX (1u << 20)   /* what one ZSTD frame holds */
+#define PROBE_SYM_SRC_MAX 16u           /* SYMTAB: source frames of an address */
+#define PROBE_SYM_FUNC 0u               /* SYMTAB: a symbol-table function */
+#define PROBE_SYM_FDE 1u                /* SYMTAB: a function .eh_frame bounds */
 
 enum probe_frame_type {
 	/*
@@ -163,6 +171,62 @@ enum probe_frame_type {
 	 * (the collector reads the map after the runtime wrote it) take it.
 	 */
 	PROBE_F_JIT = 10,
+	/*
+	 * The frames below are written by the collector into recordings
+	 * (file version 3), never sent by a process (a connection that
+	 * sends one is refused).
+	 *
+	 * STACK body: a call stack that STACKED frames after it name by id.
+	 *   uv epoch, uv id (< PROBE_STACK_IDS), uv nframes
+	 *   (1..PROBE_MAX_FRAMES), nframes x sv delta, as in SAMPLES.  pid:
+	 *   the process it was first seen in (ids are the recording's, not a
+	 *   process's).  Ids are given afresh in each epoch (the writer
+	 *   starts its table again when full, and every so often, so that a
+	 *   STACK lost to damage costs its samples until then): a STACK of a
+	 *   later epoch than the reader's ends the earlier one's stacks.
+	 */
+	PROBE_F_STACK = 11,
+	/*
+	 * STACKED body: SAMPLES whose stacks are named by STACK ids.
+	 *   u64 base_ns, uv epoch (of the ids it names), uv count (>= 1),
+	 *   then count x sample:
+	 *     uv tid, sv dt (time = the previous sample's time + dt; the
+	 *     first's previous is base_ns), uv weight, uv event,
+	 *     uv stack: 1 + the id of a STACK before it, or 0: the stack
+	 *     follows, uv nframes, nframes x sv delta (a free's record of
+	 *     --alloc, whose frames never repeat).
+	 * Readers present it as SAMPLES.  A sample whose STACK they do not
+	 * have (lost to damage, or of another epoch) is left out, and
+	 * counted.
+	 */
+	PROBE_F_STACKED = 12,
+	/*
+	 * ZSTD body: frames compressed together.
+	 *   uv size (1..PROBE_ZSTD_RAW_MAX), then one zstd frame whose
+	 *   content is exactly size bytes: whole frames, back to back,
+	 *   without CRCs (this frame's CRC covers them), none of them ZSTD.
+	 */
+	PROBE_F_ZSTD = 13,
+	/*
+	 * SYMTAB body: the names of one object's sampled addresses, written
+	 * at the end of a recording, so that a report names them without
+	 * the file (gone, rebuilt, on another machine).
+	 *   u8 build_id_len (1..PROBE_BUILD_ID_MAX), build_id, str path,
+	 *   uv nfuncs, nfuncs x function containing a sampled address:
+	 *     uv start (delta from the previous function's start; the
+	 *     first's from 0; ascending), uv size (> 0), u8 kind
+	 *     (PROBE_SYM_*), str name (as the binary spells it; "" for
+	 *     PROBE_SYM_FDE),
+	 *   uv naddrs, naddrs x sampled address with source information:
+	 *     uv vaddr (delta from the previous, ascending; ELF addresses,
+	 *     return addresses less 1), u8 nsrc (1..PROBE_SYM_SRC_MAX),
+	 *     nsrc x (str name ("": none), str file ("": none), uv line,
+	 *     u8 inlined): the inline frames innermost first, then the
+	 *     containing function.
+	 * An object's names may take several SYMTAB frames; a reader merges
+	 * them.
+	 */
+	PROBE_F_SYMTAB = 14,
 	PROBE_F_TYPE_MAX
 };
 
