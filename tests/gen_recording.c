@@ -2,7 +2,7 @@
  * gen_recording - write a synthetic probe recording for timing `probe
  * report` (scripts/bench --report).
  *
- *   gen_recording [--every] [--old] OUT [SAMPLES [STACKS [SEED]]]
+ *   gen_recording [--every] [--old | --v2] OUT [SAMPLES [STACKS [SEED]]]
  *
  * The recording describes this very process: a HELLO, one MAP per
  * executable segment of every object it has loaded (libc, libm, itself, the
@@ -21,9 +21,10 @@
  * ns apart, give or take up to 2 us.
  *
  * The file is written as probe record writes it (session/recfile.h: stacks
- * once, compressed; file version 3); --old: as probe wrote recordings
- * before that (version 1, every sample's stack in full, no CRCs), for
- * the tests that old recordings are still read.
+ * once, compressed, named; file version 3); --old: as probe wrote
+ * recordings at first (version 1, every sample's stack in full, no CRCs),
+ * --v2: with a CRC after each frame (version 2), for the tests that old
+ * recordings are still read.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "probe/buildid.h"
 #include "probe/wire.h"
@@ -53,7 +55,8 @@ static uint64_t rnd(void)
 	return rng_state * 2685821657736338717ull;
 }
 
-static FILE *out;                /* --old */
+static FILE *out;                /* --old, --v2 */
+static unsigned old_version;    /* their file version */
 static struct recfile rf;       /* else */
 static uint8_t *fbuf;
 #define FBUF_CAP (PROBE_FRAME_MAX)
@@ -67,6 +70,12 @@ static void emit(struct probe_wbuf *w)
 	if (!out) {
 		recfile_frame(&rf, w->p, w->len);
 		return;
+	}
+	if (old_version == PROBE_FILE_V2) {
+		uLong c = crc32(0L, w->p, (uInt)w->len);
+		uint8_t crc[4] = { (uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16),
+				   (uint8_t)(c >> 24) };
+		probe_put_bytes(w, crc, 4);
 	}
 	if (fwrite(w->p, 1, w->len, out) != w->len) {
 		fprintf(stderr, "gen_recording: write: %s\n", strerror(errno));
@@ -145,7 +154,9 @@ int main(int argc, char **argv)
 		if (argc > 1 && strcmp(argv[1], "--every") == 0)
 			every = 1;
 		else if (argc > 1 && strcmp(argv[1], "--old") == 0)
-			old = 1;
+			old = PROBE_FILE_V1;
+		else if (argc > 1 && strcmp(argv[1], "--v2") == 0)
+			old = PROBE_FILE_V2;
 		else
 			break;
 		argv[1] = argv[0];
@@ -153,7 +164,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: gen_recording [--every] [--old] OUT [SAMPLES [STACKS [SEED]]]\n");
+		fprintf(stderr, "usage: gen_recording [--every] [--old | --v2] OUT [SAMPLES [STACKS [SEED]]]\n");
 		return 2;
 	}
 	uint64_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
@@ -192,7 +203,8 @@ int main(int argc, char **argv)
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, fbuf, FBUF_CAP);
 	if (old) {
-		probe_put_file_header(&w, PROBE_FILE_V1);  /* old files still read */
+		old_version = (unsigned)old;
+		probe_put_file_header(&w, old_version);  /* old files still read */
 		fwrite(w.p, 1, w.len, out);
 		probe_wbuf_init(&w, fbuf, FBUF_CAP);
 	}

@@ -90,7 +90,7 @@ struct recorder {
 	uint64_t stop_by;       /* else stop then (STOP_NS after the first) */
 	uint64_t t_start, t_exit, t_gone;
 	/* summary */
-	uint64_t samples, sample_bytes, lost[PROBE_LOST_REASON_MAX];
+	uint64_t samples, lost[PROBE_LOST_REASON_MAX];
 	struct id_ent *pids, *tids;
 	unsigned npids, ntids, nconnected;
 	struct proc_ent *procs;

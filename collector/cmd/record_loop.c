@@ -158,7 +158,6 @@ void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		break;
 	case PROBE_F_SAMPLES: {
 		struct probe_sample_raw s;
-		r->sample_bytes += len;
 		while (probe_samples_next_raw(m, &s)) {
 			/* A free (--alloc) is no sample: counted by the aggregator. */
 			if (probe_sample_is_free(&s))

@@ -301,8 +301,10 @@ void rec_summary(struct recorder *r, int write_failed)
 	human_size(r->out.bytes, size, sizeof(size));
 	char lost[512];
 	lost_text(r->lost, lost, sizeof(lost));
+	/* What the file takes a sample, all in (its names, maps... too). */
 	char *per = r->samples
-		? xasprintf(", %.1f bytes/sample", (double)r->sample_bytes / (double)r->samples)
+		? xasprintf(", %.1f bytes a sample; names of %zu object%s", (double)r->out.bytes /
+			    (double)r->samples, r->out.named, r->out.named == 1 ? "" : "s")
 		: xstrdup("");
 	char evs[64] = "";
 	if (r->o->smp.nmore)

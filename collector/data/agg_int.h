@@ -99,6 +99,9 @@ struct agg {
 	 */
 	struct stackref *refs;
 	size_t refs_cap;
+	/* SYMTAB frames: the names the recording carries (agg_symtab.c) */
+	struct probe_msg *symtabs;
+	size_t nsymtabs, symtabs_cap;
 	struct stack_ent **stack_vec;   /* by id */
 	size_t nstacks, stacks_cap;
 	struct count_ent *counts;
@@ -159,6 +162,10 @@ int aggi_stackref_count(struct agg *a, uint32_t img, const struct probe_sample_r
 void aggi_stackref_note(struct agg *a, const struct probe_sample_raw *s,
 			struct count_ent *c);
 void aggi_stackref_settle_all(struct agg *a);
+
+/* agg_symtab.c */
+void aggi_add_symtab(struct agg *a, const struct probe_msg *m);
+void aggi_free_symtabs(struct agg *a);
 
 /* aggregate.c */
 int aggi_room(struct agg *a, size_t n);

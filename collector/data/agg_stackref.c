@@ -52,9 +52,11 @@ int aggi_stackref_count(struct agg *a, uint32_t img, const struct probe_sample_r
 	struct stackref *r = &a->refs[s->stack_id];
 	const struct agg_image *im = &a->images[img];
 	if (r->serial != s->stack_serial || !r->c || r->key.image != img ||
-	    r->key.gen != im->gen || r->key.tid != s->tid ||
-	    (int64_t)s->event == im->offcpu || !aggi_event_shown(a, img, s->event, s->weight))
+	    r->key.gen != im->gen || r->key.tid != s->tid || (int64_t)s->event == im->offcpu)
 		return 0;
+	/* It counts the sample in its event's totals: once, here. */
+	if (!aggi_event_shown(a, img, s->event, s->weight))
+		return 1;       /* as aggi_add_sample would: not shown */
 	r->samples++;
 	r->weight = sat_add(r->weight, s->weight);
 	aggi_count_total(a, s);

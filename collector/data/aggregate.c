@@ -71,6 +71,7 @@ void agg_free(struct agg *a)
 	free(a->enc);
 	free(a->enc_bytes);
 	free(a->refs);
+	aggi_free_symtabs(a);
 	for (size_t i = 0; i < a->nstacks; i++)
 		free(a->stack_vec[i]);
 	free(a->stack_vec);
@@ -688,6 +689,9 @@ void agg_add(struct agg *a, struct probe_msg *m)
 		break;
 	case PROBE_F_JIT:
 		add_jit(a, m);
+		break;
+	case PROBE_F_SYMTAB:
+		aggi_add_symtab(a, m);
 		break;
 	default:                /* unknown kinds: skipped, by the protocol */
 		break;

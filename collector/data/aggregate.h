@@ -231,5 +231,12 @@ size_t agg_ncounts(const struct agg *a);
 const struct agg_count *agg_counts(const struct agg *a);
 const struct agg_map *agg_find_map(const struct agg *a, uint32_t image, uint32_t gen,
 				   uint64_t addr);
+/*
+ * The recording's SYMTAB frames (the names it carries: wire.h,
+ * symbols/symrec.h), each a decoded message whose bytes the aggregate
+ * holds (walk it with probe_symtab_*).
+ */
+size_t agg_nsymtabs(const struct agg *a);
+const struct probe_msg *agg_symtab(const struct agg *a, size_t i);
 
 #endif

@@ -15,6 +15,7 @@
 #include "probe/wire.h"
 #include "util.h"
 #include "data/wire_decode.h"
+#include "session/recnames.h"
 #include "session/recpack.h"
 
 #define RECFILE_BUF (1u << 20)
@@ -72,6 +73,7 @@ int recfile_open(struct recfile *f, const char *path)
 	f->len = w.len;
 	f->bytes = w.len;
 	f->pack = recpack_new(write_frame, f);
+	f->names = recnames_new();
 	return 0;
 }
 
@@ -141,8 +143,26 @@ void recfile_level(struct recfile *f, int level)
 
 void recfile_frame(struct recfile *f, const void *frame, size_t n)
 {
-	if (f->fd >= 0 && !f->err)
+	if (f->fd >= 0 && !f->err) {
 		recpack_frame(f->pack, frame, n);
+		recnames_frame(f->names, frame, n);
+	}
+}
+
+static void names_emit(void *pack, const uint8_t *frame, size_t n)
+{
+	recpack_frame(pack, frame, n);
+}
+
+/* Before the end: the names of what was sampled, so that it stands on its own. */
+static void write_names(struct recfile *f)
+{
+	if (!f->names)
+		return;
+	if (!f->err)
+		f->named = recnames_write(f->names, names_emit, f->pack);
+	recnames_free(f->names);
+	f->names = NULL;
 }
 
 
@@ -150,6 +170,7 @@ int recfile_close(struct recfile *f)
 {
 	if (f->fd < 0)
 		return -1;
+	write_names(f);
 	recpack_flush(f->pack);
 	recpack_free(f->pack);
 	f->pack = NULL;
@@ -185,6 +206,8 @@ void recfile_discard(struct recfile *f)
 	f->fd = -1;
 	recpack_free(f->pack);
 	f->pack = NULL;
+	recnames_free(f->names);
+	f->names = NULL;
 	if (f->regular)
 		unlink(f->path);
 	free(f->buf);

@@ -11,9 +11,11 @@
  *   - recfile_frame() buffers a frame and its CRC-32 (include/probe/wire.h);
  *     the first write error is kept, reported once
  *     by recfile_close(), and later writes are dropped.
- *   - recfile_close() flushes and closes; 0, or -1 after a message (the file
- *     size limit, ulimit -f, is said as such: the collector ignores
- *     SIGXFSZ).
+ *   - recfile_close() writes the names of what was sampled (recnames.h:
+ *     SYMTAB frames, from the files on disk now), flushes and closes; 0,
+ *     or -1 after a message (the file size limit, ulimit -f, is said as
+ *     such: the collector ignores SIGXFSZ).  Frames go through recpack.h:
+ *     each distinct stack written once, blocks compressed.
  *   - recfile_read() reads a recording back through the one decoder
  *     (wire_decode.h), a buffer at a time, and hands each frame that
  *     decodes to take() in file order.  Damage (a flipped byte, a short
@@ -37,10 +39,13 @@
 struct probe_msg;
 
 struct recpack;
+struct recnames;
 
 struct recfile {
 	int fd;
 	struct recpack *pack;   /* stacks once, blocks compressed (recpack.h) */
+	struct recnames *names; /* what its names need (recnames.h) */
+	size_t named;           /* objects whose names it carries (at close) */
 	char *path;
 	uint8_t *buf;
 	size_t len, cap;

@@ -335,6 +335,8 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 {
 	if (max == 0)
 		return 0;
+	if (o->sources & SYMSRC_RECORDED)
+		return symrec_srcframes(o, vaddr, out, max);
 	if (!dwarf_ready(o) || !o->ncus)
 		return o->go ? go_srcframes(o, vaddr, out, max) : 0;
 	struct cu_range *r = cu_of(o, vaddr);

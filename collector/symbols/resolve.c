@@ -1,5 +1,6 @@
 /* resolve.c - see resolve.h. */
 #include "symbols/resolve.h"
+#include "symbols/symrec.h"
 #include "symbols/kallsyms.h"
 
 #include <inttypes.h>
@@ -84,6 +85,7 @@ struct resolver *resolver_new(const struct agg *a, struct symcache *c,
 	else
 		r->opts = (struct resolve_opts){ .demangle = 1, .inline_frames = 1 };
 	r->pool = strpool_new();
+	symcache_add_recorded(c, a);    /* the names the recording carries */
 	return r;
 }
 
@@ -91,6 +93,7 @@ void resolver_free(struct resolver *r)
 {
 	if (!r)
 		return;
+	symcache_drop_recorded(r->syms, r->agg);
 	struct addr_ent *a, *at;
 	HASH_ITER(hh, r->addrs, a, at) {
 		HASH_DEL(r->addrs, a);

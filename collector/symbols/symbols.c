@@ -62,6 +62,8 @@ static void obj_free(struct symobj *o)
 		free(o->units[i].maxend);
 	}
 	free(o->units);
+	free(o->raddrs);
+	free(o->rsrcs);
 	free(o);
 }
 
@@ -69,6 +71,7 @@ void symcache_free(struct symcache *c)
 {
 	if (!c)
 		return;
+	free(c->recs);
 	struct symobj *o, *t;
 	HASH_ITER(hh, c->objs, o, t) {
 		HASH_DEL(c->objs, o);
@@ -118,6 +121,19 @@ static const char *arena_dup(struct symobj *o, const char *s)
 	if (n == 0)
 		n = strlen(s);
 	return arena_add(o, s, n, NULL);
+}
+
+const char *sym_arena_dup(struct symobj *o, const char *s, size_t n)
+{
+	return arena_add(o, s, n, NULL);
+}
+
+static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *name,
+		    unsigned bind);
+
+void sym_add(struct symobj *o, uint64_t addr, uint64_t size, const char *name)
+{
+	add_sym(o, addr, size, name, STB_GLOBAL);
 }
 
 static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *name,
@@ -609,7 +625,15 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 		free(p);
 		return;
 	}
-	/* The file that ran is gone: one with its build-id may be elsewhere. */
+	/* The file that ran is gone: the recording may name what was sampled. */
+	if (symrec_fill(c, o, bid, bidlen)) {
+		probe_info("%s; its sampled functions are named from the recording", why);
+		o->sources |= SYMSRC_RECORDED;
+		free(why);
+		free(p);
+		return;
+	}
+	/* ... or one with its build-id may be elsewhere. */
 	int afd = -1;
 	Elf *ae = NULL;
 	char *alt = sym_find_by_build_id(c, bid, bidlen, &afd, &ae);
@@ -712,13 +736,40 @@ const char *symobj_lookup(const struct symobj *o, uint64_t vaddr)
 	return NULL;
 }
 
-int symobj_func_start(const struct symobj *o, uint64_t vaddr, uint64_t *start)
+const char *symobj_lookup_range(const struct symobj *o, uint64_t vaddr, uint64_t *start,
+				uint64_t *end)
+{
+	if (!o->nsyms)
+		return NULL;
+	size_t lo = interval_upper(o->syms, o->nsyms, sizeof(o->syms[0]),
+				   offsetof(struct sym, addr), vaddr);
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
+		if (o->maxend[i] <= vaddr)
+			break;
+		if (vaddr < o->syms[i].end) {
+			*start = o->syms[i].addr;
+			*end = o->syms[i].end;
+			return o->syms[i].name;
+		}
+	}
+	return NULL;
+}
+
+int symobj_func_range(const struct symobj *o, uint64_t vaddr, uint64_t *start,
+		      uint64_t *end)
 {
 	const struct ehf_range *r = ehframe_find(o->fdes, o->nfdes, vaddr);
 	if (!r)
 		return 0;
 	*start = r->start;
+	*end = r->end;
 	return 1;
+}
+
+int symobj_func_start(const struct symobj *o, uint64_t vaddr, uint64_t *start)
+{
+	uint64_t end;
+	return symobj_func_range(o, vaddr, start, &end);
 }
 
 size_t symobj_count(const struct symobj *o)

@@ -22,7 +22,10 @@
  *     file ROOT/.build-id/xx/rest.debug, or a copy in perf's build-id cache
  *     (~/.debug/.build-id/xx/rest/elf or debug).  If there is none the object
  *     has no names.  One warning says which (once per object).  Only regular
- *     files are opened (a recording may name any path).
+ *     files are opened (a recording may name any path).  Before looking
+ *     elsewhere, the names the recording carries (symrec.h, given with
+ *     symcache_add_recorded) are taken for such an object: its sampled
+ *     functions, their inline frames and lines; one line says so.
  *   - symobj_lookup() takes a file-relative address (runtime - bias, i.e. the
  *     ELF vaddr) and returns the innermost function containing it, or NULL.
  *   - The function ranges of .eh_frame are read too (symobj_func_start), from
@@ -56,6 +59,7 @@ struct symobj;
 #define SYMSRC_BYBUILDID 0x40u  /* ... but another file with its build-id named it */
 #define SYMSRC_EHFRAME   0x80u  /* .eh_frame's function ranges (symobj_func_start) */
 #define SYMSRC_GOPCLN    0x100u /* a Go binary's .gopclntab (stripped of .symtab) */
+#define SYMSRC_RECORDED  0x200u /* the file is gone or changed: named from the recording */
 
 struct src_frame {
 	const char *name;       /* function (maybe mangled), or NULL */
@@ -85,6 +89,12 @@ const char *symobj_lookup(const struct symobj *o, uint64_t vaddr);
  * which stripping keeps: ehframe.h); 1, or 0 when no FDE covers vaddr.
  */
 int symobj_func_start(const struct symobj *o, uint64_t vaddr, uint64_t *start);
+/* The same with where the function ends; and symobj_lookup() with the
+   named symbol's [start, end). */
+int symobj_func_range(const struct symobj *o, uint64_t vaddr, uint64_t *start,
+		      uint64_t *end);
+const char *symobj_lookup_range(const struct symobj *o, uint64_t vaddr, uint64_t *start,
+				uint64_t *end);
 size_t symobj_count(const struct symobj *o);
 unsigned symobj_sources(const struct symobj *o);
 size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out, size_t max);

@@ -88,10 +88,25 @@ struct symobj {
 	size_t ncus, cus_cap;
 	struct cu_scopes *units;    /* per compile unit with addresses */
 	size_t nunits, units_cap;
+	/* Named from the recording (symrec.h): its sampled addresses' source
+	   frames, sorted by vaddr; each rsrcs[i] holds nsrc frames from first. */
+	struct rec_addr *raddrs;
+	size_t nraddrs;
+	struct src_frame *rsrcs;
+	size_t nrsrcs, rsrcs_cap;
 };
+
+struct rec_addr {
+	uint64_t vaddr;
+	uint32_t first, n;
+};
+
+struct agg;
 
 struct symcache {
 	struct symobj *objs;
+	const struct agg **recs;        /* recordings whose names it may use (symrec.h) */
+	size_t nrecs, recs_cap;
 	int elf_ready;
 	const char *debug_root;
 	struct kallsyms *ksyms; /* loaded at the first kernel address */
@@ -99,6 +114,15 @@ struct symcache {
 };
 
 /* symbols.c */
+const char *sym_arena_dup(struct symobj *o, const char *s, size_t n);
+void sym_add(struct symobj *o, uint64_t addr, uint64_t size, const char *name);
+
+/* symrec.c: o named from the recordings c holds (1), or not (0). */
+int symrec_fill(const struct symcache *c, struct symobj *o, const uint8_t *bid,
+		size_t bidlen);
+size_t symrec_srcframes(const struct symobj *o, uint64_t vaddr, struct src_frame *out,
+			size_t max);
+
 size_t sym_read_table(struct symobj *o, Elf *e, unsigned type);
 Elf_Scn *sym_find_section(Elf *e, const char *want, GElf_Shdr *out);
 
