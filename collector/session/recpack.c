@@ -44,7 +44,6 @@ struct recpack {
 	int level;              /* 0: blocks stay frames */
 	uint8_t *zout;
 	struct probe_scratch sc;
-	struct recpack_stats st;
 };
 
 struct recpack *recpack_new(recpack_emit emit, void *arg)
@@ -83,11 +82,6 @@ void recpack_free(struct recpack *p)
 	free(p);
 }
 
-void recpack_stats(const struct recpack *p, struct recpack_stats *out)
-{
-	*out = p->st;
-}
-
 /* ---- blocks --------------------------------------------------------- */
 
 /* The block's frames as they are (compressing did not pay). */
@@ -101,7 +95,6 @@ static void emit_raw(struct recpack *p)
 		p->emit(p->arg, f, n);
 		off += n;
 	}
-	p->st.packed_bytes += p->rawlen;
 }
 
 /* Write the block out: one ZSTD frame, or its frames when that is no smaller. */
@@ -111,7 +104,6 @@ static void seal(struct recpack *p)
 		return;
 	if (p->rawlen < RECPACK_ZMIN || !p->level) {
 		emit_raw(p);
-		p->st.raw_bytes += p->rawlen;
 		p->rawlen = 0;
 		return;
 	}
@@ -122,14 +114,12 @@ static void seal(struct recpack *p)
 	size_t hdr = w.len;
 	size_t z = ZSTD_compress2(p->z, p->zout + hdr, PROBE_FRAME_MAX - hdr, p->raw,
 				  p->rawlen);
-	p->st.raw_bytes += p->rawlen;
 	if (ZSTD_isError(z) || hdr + z >= p->rawlen) {
 		emit_raw(p);
 	} else {
 		w.len = hdr + z;
 		probe_frame_end(&w, at);
 		p->emit(p->arg, p->zout, w.len);
-		p->st.packed_bytes += w.len;
 	}
 	p->rawlen = 0;
 }
@@ -156,7 +146,6 @@ static void forget_stacks(struct recpack *p)
 	p->nids = 0;
 	p->since = 0;
 	p->epoch++;
-	p->st.resets++;
 }
 
 static void slots_grow(struct recpack *p)
@@ -219,7 +208,6 @@ static uint32_t stack_id(struct recpack *p, uint32_t pid, const struct probe_sam
 	p->slots[j] = (struct dd_slot){ h, len, p->nids, p->blen };
 	p->blen += len;
 	p->used++;
-	p->st.stacks++;
 	put_stack_frame(p, pid, p->nids, s);
 	return p->nids++;
 }
@@ -278,7 +266,6 @@ static void add_sample(struct recpack *p, uint32_t pid, const struct probe_sampl
 	p->bodylen += w.len;
 	p->prev_ns = s->time_ns;
 	p->count++;
-	p->st.samples++;
 }
 
 /*
@@ -294,6 +281,7 @@ static void pack_samples(struct recpack *p, const uint8_t *f, size_t n)
 	char err[PROBE_ERR_MAX];
 	struct probe_msg m;
 	if (probe_decode_frame(f, n, &m, &p->sc, err) < 0 || m.u.samples.stacked) {
+		end_stacked(p);
 		append(p, f, n);        /* not for us to judge: kept as it came */
 		return;
 	}

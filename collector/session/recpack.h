@@ -59,11 +59,4 @@ void recpack_flush(struct recpack *p);
 void recpack_level(struct recpack *p, int level);
 void recpack_free(struct recpack *p);
 
-/* For tests and the summary: stacks written, and samples that named one. */
-struct recpack_stats {
-	uint64_t stacks, samples, resets;
-	uint64_t raw_bytes, packed_bytes;       /* into blocks, and out of them */
-};
-void recpack_stats(const struct recpack *p, struct recpack_stats *out);
-
 #endif

@@ -10,7 +10,10 @@
  *     symbol's start, size and name as the binary spells it; or, in
  *     stripped code, its .eh_frame bounds), and where DWARF or .gopclntab
  *     knows, its inline frames and source lines (resolve.h's lookups, the
- *     same answers).  Each object's names go to emit() as SYMTAB frames
+ *     same answers; inline frames and lines only where the object
+ *     carries its own DWARF: a separate debug file is found by build-id
+ *     wherever its package is installed, and reading it is what cost).
+ *     Each object's names go to emit() as SYMTAB frames
  *     (several when they pass a frame's size); objects c has no names for
  *     are left out.  Returns the objects named.
  *   - symcache_add_recorded() lets c name, from a's SYMTAB frames, an
