@@ -625,15 +625,11 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 		free(p);
 		return;
 	}
-	/* The file that ran is gone: the recording may name what was sampled. */
-	if (symrec_fill(c, o, bid, bidlen)) {
-		probe_info("%s; its sampled functions are named from the recording", why);
-		o->sources |= SYMSRC_RECORDED;
-		free(why);
-		free(p);
-		return;
-	}
-	/* ... or one with its build-id may be elsewhere. */
+	/*
+	 * The file that ran is gone: one with its build-id may be elsewhere
+	 * (its debug file, with the lines a recording does not carry for
+	 * it), else the recording may name what was sampled.
+	 */
 	int afd = -1;
 	Elf *ae = NULL;
 	char *alt = sym_find_by_build_id(c, bid, bidlen, &afd, &ae);
@@ -642,6 +638,9 @@ static void load(struct symcache *c, struct symobj *o, const char *path,
 		probe_warn("%s; names from %s, which has the recorded build-id", why, pa);
 		free(pa);
 		o->sources |= SYMSRC_BYBUILDID;
+	} else if (symrec_fill(c, o, bid, bidlen)) {
+		probe_info("%s; its sampled functions are named from the recording", why);
+		o->sources |= SYMSRC_RECORDED;
 	} else {
 		probe_warn("%s; its addresses are shown as %s+0xOFFSET", why, path_basename(p));
 		o->sources |= SYMSRC_MISMATCH;

@@ -22,10 +22,11 @@
  *     file ROOT/.build-id/xx/rest.debug, or a copy in perf's build-id cache
  *     (~/.debug/.build-id/xx/rest/elf or debug).  If there is none the object
  *     has no names.  One warning says which (once per object).  Only regular
- *     files are opened (a recording may name any path).  Before looking
- *     elsewhere, the names the recording carries (symrec.h, given with
- *     symcache_add_recorded) are taken for such an object: its sampled
- *     functions, their inline frames and lines; one line says so.
+ *     files are opened (a recording may name any path).  Where no file
+ *     with the recorded build-id is found, the names the recording carries
+ *     (symrec.h, given with symcache_add_recorded) are taken for such an
+ *     object: its sampled functions, their inline frames and lines; one
+ *     line says so.
  *   - symobj_lookup() takes a file-relative address (runtime - bias, i.e. the
  *     ELF vaddr) and returns the innermost function containing it, or NULL.
  *   - The function ranges of .eh_frame are read too (symobj_func_start), from
