@@ -147,7 +147,9 @@ struct probe_msg {
 		struct {
 			uint64_t epoch;
 			uint32_t id, nframes;
-			const uint8_t *frames;  /* nframes zig-zag deltas */
+			uint32_t base;          /* 0, or 1 + the id it shares with */
+			uint32_t shared;        /* outermost frames, the base's */
+			const uint8_t *frames;  /* nframes - shared zig-zag deltas */
 			size_t frames_len;
 		} stack;
 		struct {
@@ -265,7 +267,8 @@ struct probe_stacks {
 };
 
 /* Take a decoded STACK (one of a later epoch first forgets those held);
-   0, or -1 (over the bound, or of an earlier epoch: counted, not held). */
+   0, or -1 (over the bound: counted; of an earlier epoch, or whose base
+   is not held: not held, so that the samples naming it are left out). */
 int probe_stacks_define(struct probe_stacks *t, const struct probe_msg *m);
 void probe_stacks_free(struct probe_stacks *t);
 

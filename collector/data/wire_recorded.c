@@ -17,18 +17,23 @@ int wire_dec_stack(struct probe_rd *r, struct probe_msg *m, char err[PROBE_ERR_M
 {
 	m->u.stack.epoch = probe_rd_uleb(r);
 	uint64_t id = probe_rd_uleb(r), n = probe_rd_uleb(r);
+	uint64_t base = probe_rd_uleb(r), shared = probe_rd_uleb(r);
 	if (r->bad)
 		return 0;
-	if (id >= PROBE_STACK_IDS || n == 0 || n > PROBE_MAX_FRAMES) {
-		wire_seterr(err, "STACK %llu of %llu frames (ids below %u, 1 to %u frames)",
-			    (unsigned long long)id, (unsigned long long)n,
-			    PROBE_STACK_IDS, PROBE_MAX_FRAMES);
+	if (id >= PROBE_STACK_IDS || n == 0 || n > PROBE_MAX_FRAMES ||
+	    base > PROBE_STACK_IDS || shared > n || (!base && shared)) {
+		wire_seterr(err, "STACK %llu of %llu frames, %llu shared with %llu (ids below "
+			    "%u, 1 to %u frames)", (unsigned long long)id,
+			    (unsigned long long)n, (unsigned long long)shared,
+			    (unsigned long long)base, PROBE_STACK_IDS, PROBE_MAX_FRAMES);
 		return -1;
 	}
 	const uint8_t *frames = r->p;
-	wire_skip_varints(r, n);
+	wire_skip_varints(r, n - shared);
 	m->u.stack.id = (uint32_t)id;
 	m->u.stack.nframes = (uint32_t)n;
+	m->u.stack.base = (uint32_t)base;
+	m->u.stack.shared = (uint32_t)shared;
 	m->u.stack.frames = frames;
 	m->u.stack.frames_len = (size_t)(r->p - frames);
 	return 0;
@@ -141,14 +146,53 @@ static void forget(struct probe_stacks *t, uint64_t epoch)
 	t->epoch = epoch;
 }
 
+/*
+ * m's frames whole, encoded as SAMPLES' are (zig-zag deltas) into out
+ * (room for PROBE_MAX_FRAMES varints): its own, then its base's
+ * outermost shared ones.  The length, or 0 when the base is not held.
+ */
+static size_t whole_stack(const struct probe_stacks *t, const struct probe_msg *m,
+			  uint8_t *out, size_t cap)
+{
+	uint64_t f[PROBE_MAX_FRAMES], bf[PROBE_MAX_FRAMES];
+	struct probe_sample_raw own = { .nframes = m->u.stack.nframes - m->u.stack.shared,
+					.frames = m->u.stack.frames,
+					.frames_len = m->u.stack.frames_len };
+	uint32_t k = own.nframes ? probe_sample_frames(&own, f) : 0;
+	if (k != own.nframes)
+		return 0;
+	if (m->u.stack.base) {
+		uint32_t b = m->u.stack.base - 1;
+		if (b >= t->cap || !t->v[b].serial || t->v[b].nframes < m->u.stack.shared)
+			return 0;
+		struct probe_sample_raw bs = { .nframes = t->v[b].nframes,
+					       .frames = t->v[b].frames,
+					       .frames_len = t->v[b].len };
+		uint32_t nb = probe_sample_frames(&bs, bf);
+		if (nb != bs.nframes)
+			return 0;
+		for (uint32_t i = 0; i < m->u.stack.shared; i++)
+			f[k++] = bf[nb - m->u.stack.shared + i];
+	}
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, out, cap);
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		probe_put_sv(&w, (int64_t)(f[i] - prev));
+		prev = f[i];
+	}
+	return w.ok ? w.len : 0;
+}
+
 int probe_stacks_define(struct probe_stacks *t, const struct probe_msg *m)
 {
 	uint32_t id = m->u.stack.id;
-	size_t len = m->u.stack.frames_len;
+	uint8_t whole[PROBE_MAX_FRAMES * 10];
 	if (m->u.stack.epoch < t->epoch)
 		return -1;      /* never written so: its samples are left out */
 	if (m->u.stack.epoch > t->epoch)
 		forget(t, m->u.stack.epoch);
+	size_t len = whole_stack(t, m, whole, sizeof(whole));
 	if (id >= t->cap) {
 		size_t ncap = t->cap ? t->cap : 1024;
 		while (ncap <= id)
@@ -172,16 +216,18 @@ int probe_stacks_define(struct probe_stacks *t, const struct probe_msg *m)
 	t->bytes -= d->len;
 	d->serial = 0;
 	d->len = 0;
+	if (!len)
+		return -1;      /* its base is not here (lost): nor is it */
 	if (t->bytes + len > PROBE_STACKS_BYTES) {
 		t->refused++;
 		return -1;
 	}
-	uint8_t *f = realloc(d->frames, len ? len : 1);
+	uint8_t *f = realloc(d->frames, len);
 	if (!f) {
 		t->refused++;
 		return -1;
 	}
-	memcpy(f, m->u.stack.frames, len);
+	memcpy(f, whole, len);
 	d->frames = f;
 	d->len = (uint32_t)len;
 	d->nframes = m->u.stack.nframes;

@@ -33,6 +33,9 @@ struct recpack {
 	size_t blen, bcap;
 	uint32_t nids;
 	uint64_t epoch;         /* of the ids given (wire.h's STACK) */
+	/* the last STACK written this epoch: the next one's base */
+	uint64_t last[PROBE_MAX_FRAMES];
+	uint32_t nlast, last_id;
 	uint64_t since;         /* bytes of STACKED frames since the table started */
 	/* the STACKED frame being built */
 	uint8_t *body;
@@ -145,6 +148,7 @@ static void forget_stacks(struct recpack *p)
 	p->blen = 0;
 	p->nids = 0;
 	p->since = 0;
+	p->nlast = 0;
 	p->epoch++;
 }
 
@@ -165,20 +169,38 @@ static void slots_grow(struct recpack *p)
 	p->mask = ncap - 1;
 }
 
+/*
+ * A STACK frame: its innermost frames, and the outermost ones it shares
+ * with the last STACK written (its base: callers mostly repeat).
+ */
 static void put_stack_frame(struct recpack *p, uint32_t pid, uint32_t id,
 			    const struct probe_sample_raw *s)
 {
+	uint64_t f[PROBE_MAX_FRAMES];
+	uint32_t n = probe_sample_frames(s, f), shared = 0;
+	while (shared < n && shared < p->nlast &&
+	       f[n - 1 - shared] == p->last[p->nlast - 1 - shared])
+		shared++;
 	uint8_t buf[64 + PROBE_MAX_FRAMES * 10];
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, buf, sizeof(buf));
 	size_t at = probe_frame_begin(&w, PROBE_F_STACK, pid);
 	probe_put_uv(&w, p->epoch);
 	probe_put_uv(&w, id);
-	probe_put_uv(&w, s->nframes);
-	probe_put_bytes(&w, s->frames, s->frames_len);
+	probe_put_uv(&w, n);
+	probe_put_uv(&w, shared ? p->last_id + 1 : 0);
+	probe_put_uv(&w, shared);
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i + shared < n; i++) {
+		probe_put_sv(&w, (int64_t)(f[i] - prev));
+		prev = f[i];
+	}
 	probe_frame_end(&w, at);
 	if (w.ok)
 		append(p, buf, w.len);
+	memcpy(p->last, f, n * sizeof(*f));
+	p->nlast = n;
+	p->last_id = id;
 }
 
 /* The id of s's stack, written in a STACK frame first when new. */

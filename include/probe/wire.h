@@ -178,7 +178,12 @@ enum probe_frame_type {
 	 *
 	 * STACK body: a call stack that STACKED frames after it name by id.
 	 *   uv epoch, uv id (< PROBE_STACK_IDS), uv nframes
-	 *   (1..PROBE_MAX_FRAMES), nframes x sv delta, as in SAMPLES.  pid:
+	 *   (1..PROBE_MAX_FRAMES), uv base (0, or 1 + the id of a STACK of
+	 *   the same epoch before it), uv shared (0 without a base; at most
+	 *   nframes and the base's frames), then (nframes - shared) x sv
+	 *   delta, as in SAMPLES: the innermost frames; the outermost shared
+	 *   ones are the base's outermost (stacks mostly differ in their
+	 *   innermost frames: sqlite3's took a third of the bytes).  pid:
 	 *   the process it was first seen in (ids are the recording's, not a
 	 *   process's).  Ids are given afresh in each epoch (the writer
 	 *   starts its table again when full, and every so often, so that a
