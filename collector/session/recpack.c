@@ -208,7 +208,7 @@ static uint32_t stack_id(struct recpack *p, uint32_t pid, const struct probe_sam
 {
 	uint32_t len = (uint32_t)s->frames_len;
 	if (p->blen + len > RECPACK_STACK_BYTES || p->nids >= PROBE_STACK_IDS ||
-	    (p->since >= RECPACK_REFRESH && p->since >= 8 * (uint64_t)p->blen)) {
+	    (p->since >= RECPACK_REFRESH && p->since >= 16 * (uint64_t)p->blen)) {
 		/* The samples waiting name the ids about to be given again. */
 		end_stacked(p);
 		forget_stacks(p);

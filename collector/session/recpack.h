@@ -38,9 +38,11 @@
 /*
  * The table of stacks written starts again (a new epoch, wire.h) once
  * this many bytes of samples (STACKED frames) were written with it, and
- * eight times the bytes of its stacks (so that writing them again costs
- * an eighth at most): a STACK lost with a damaged block costs the samples
- * of its stack until then, not to the end of the recording.
+ * sixteen times the bytes of its stacks (so that writing them again
+ * costs a sixteenth at most; eight times made 20 million samples of
+ * 20,000 stacks 0.3 s slower to read): a STACK lost with a damaged block
+ * costs the samples of its stack until then, not to the end of the
+ * recording.
  */
 #define RECPACK_REFRESH (1u << 20)
 #define RECPACK_ZMIN (4u << 10)
