@@ -200,6 +200,8 @@ static void test_decoder_bounds(void)
 	probe_put_uv(&w, 0);
 	probe_put_uv(&w, PROBE_STACK_IDS);
 	probe_put_uv(&w, 1);
+	probe_put_uv(&w, 0);
+	probe_put_uv(&w, 0);
 	probe_put_sv(&w, 5);
 	probe_frame_end(&w, at);
 	ok(probe_decode_frame(b, w.len, &m, &sc, err) < 0 && strstr(err, "STACK"),
@@ -214,7 +216,7 @@ static void test_decoder_bounds(void)
 	probe_put_sv(&w, 0);
 	probe_put_uv(&w, 1);
 	probe_put_uv(&w, 0);
-	probe_put_uv(&w, (uint64_t)PROBE_STACK_IDS + 1);
+	probe_put_sv(&w, (int64_t)PROBE_STACK_IDS + 1);
 	probe_frame_end(&w, at);
 	ok(probe_decode_frame(b, w.len, &m, &sc, err) < 0,
 	   "a STACKED sample naming an id out of bounds is refused: %s", err);

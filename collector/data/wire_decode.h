@@ -141,7 +141,7 @@ struct probe_msg {
 			/* a STACKED frame (file v3), read as SAMPLES: the
 			   reader sets stacks (NULL: every sample left out) */
 			int stacked;
-			uint64_t epoch, prev_ns;
+			uint64_t epoch, prev_ns, prev_ref;
 			struct probe_stacks *stacks;
 		} samples;
 		struct {

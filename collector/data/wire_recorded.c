@@ -40,12 +40,14 @@ int wire_dec_stack(struct probe_rd *r, struct probe_msg *m, char err[PROBE_ERR_M
 }
 
 /* One STACKED sample checked: 0, or -1 (r->bad, or err for a bad field). */
-static int check_stacked(struct probe_rd *r, char err[PROBE_ERR_MAX])
+static int check_stacked(struct probe_rd *r, uint64_t *prev_ref, char err[PROBE_ERR_MAX])
 {
 	uint64_t tid = probe_rd_uleb(r);
 	(void)probe_rd_zigzag(r);
 	(void)probe_rd_uleb(r);
-	uint64_t event = probe_rd_uleb(r), ref = probe_rd_uleb(r);
+	uint64_t event = probe_rd_uleb(r);
+	uint64_t ref = *prev_ref + (uint64_t)probe_rd_zigzag(r);
+	*prev_ref = ref;
 	if (r->bad)
 		return -1;
 	if (tid > UINT32_MAX || event > UINT32_MAX || ref > PROBE_STACK_IDS) {
@@ -78,8 +80,9 @@ int wire_dec_stacked(struct probe_rd *r, struct probe_msg *m, char err[PROBE_ERR
 	}
 	const uint8_t *body = r->p;
 	err[0] = '\0';
+	uint64_t prev_ref = 0;
 	for (uint64_t i = 0; !r->bad && i < m->u.samples.count; i++)
-		if (check_stacked(r, err) < 0 && err[0])
+		if (check_stacked(r, &prev_ref, err) < 0 && err[0])
 			return -1;
 	m->u.samples.p = body;
 	m->u.samples.end = r->p;
@@ -95,7 +98,8 @@ int wire_stacked_next(struct probe_msg *m, struct probe_sample_raw *out)
 		uint64_t tid = probe_rd_uleb(&r);
 		int64_t dt = probe_rd_zigzag(&r);
 		uint64_t weight = probe_rd_uleb(&r), event = probe_rd_uleb(&r);
-		uint64_t ref = probe_rd_uleb(&r);
+		uint64_t ref = m->u.samples.prev_ref + (uint64_t)probe_rd_zigzag(&r);
+		m->u.samples.prev_ref = ref;
 		m->u.samples.left--;
 		m->u.samples.prev_ns += (uint64_t)dt;
 		out->tid = (uint32_t)tid;
@@ -154,13 +158,8 @@ static void forget(struct probe_stacks *t, uint64_t epoch)
 static size_t whole_stack(const struct probe_stacks *t, const struct probe_msg *m,
 			  uint8_t *out, size_t cap)
 {
-	uint64_t f[PROBE_MAX_FRAMES], bf[PROBE_MAX_FRAMES];
-	struct probe_sample_raw own = { .nframes = m->u.stack.nframes - m->u.stack.shared,
-					.frames = m->u.stack.frames,
-					.frames_len = m->u.stack.frames_len };
-	uint32_t k = own.nframes ? probe_sample_frames(&own, f) : 0;
-	if (k != own.nframes)
-		return 0;
+	uint64_t f[PROBE_MAX_FRAMES], bf[PROBE_MAX_FRAMES], prev = 0;
+	uint32_t k = m->u.stack.nframes - m->u.stack.shared, nb = 0;
 	if (m->u.stack.base) {
 		uint32_t b = m->u.stack.base - 1;
 		if (b >= t->cap || !t->v[b].serial || t->v[b].nframes < m->u.stack.shared)
@@ -168,15 +167,27 @@ static size_t whole_stack(const struct probe_stacks *t, const struct probe_msg *
 		struct probe_sample_raw bs = { .nframes = t->v[b].nframes,
 					       .frames = t->v[b].frames,
 					       .frames_len = t->v[b].len };
-		uint32_t nb = probe_sample_frames(&bs, bf);
-		if (nb != bs.nframes)
+		nb = probe_sample_frames(&bs, bf);
+		if (nb != bs.nframes || (m->u.stack.shared && !nb))
 			return 0;
-		for (uint32_t i = 0; i < m->u.stack.shared; i++)
-			f[k++] = bf[nb - m->u.stack.shared + i];
+		if (m->u.stack.shared)
+			prev = bf[nb - m->u.stack.shared];
 	}
+	/* Its own frames, outermost first, each from the one outside it. */
+	struct probe_rd r = { .p = m->u.stack.frames,
+			      .end = m->u.stack.frames + m->u.stack.frames_len };
+	for (uint32_t i = k; i-- > 0;) {
+		prev += (uint64_t)probe_rd_zigzag(&r);
+		f[i] = prev;
+	}
+	if (r.bad)
+		return 0;
+	for (uint32_t i = 0; i < m->u.stack.shared; i++)
+		f[k + i] = bf[nb - m->u.stack.shared + i];
+	k += m->u.stack.shared;
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, out, cap);
-	uint64_t prev = 0;
+	prev = 0;
 	for (uint32_t i = 0; i < k; i++) {
 		probe_put_sv(&w, (int64_t)(f[i] - prev));
 		prev = f[i];

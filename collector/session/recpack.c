@@ -40,7 +40,7 @@ struct recpack {
 	/* the STACKED frame being built */
 	uint8_t *body;
 	size_t bodylen;
-	uint64_t count, base_ns, prev_ns;
+	uint64_t count, base_ns, prev_ns, prev_ref;
 	uint32_t pid;
 	/* compression */
 	ZSTD_CCtx *z;
@@ -171,7 +171,8 @@ static void slots_grow(struct recpack *p)
 
 /*
  * A STACK frame: its innermost frames, and the outermost ones it shares
- * with the last STACK written (its base: callers mostly repeat).
+ * with the last STACK written (its base: callers mostly repeat); wire.h
+ * says how.
  */
 static void put_stack_frame(struct recpack *p, uint32_t pid, uint32_t id,
 			    const struct probe_sample_raw *s)
@@ -190,8 +191,9 @@ static void put_stack_frame(struct recpack *p, uint32_t pid, uint32_t id,
 	probe_put_uv(&w, n);
 	probe_put_uv(&w, shared ? p->last_id + 1 : 0);
 	probe_put_uv(&w, shared);
-	uint64_t prev = 0;
-	for (uint32_t i = 0; i + shared < n; i++) {
+	/* Its own frames outermost first: each near the one outside it. */
+	uint64_t prev = shared ? f[n - shared] : 0;
+	for (uint32_t i = n - shared; i-- > 0;) {
 		probe_put_sv(&w, (int64_t)(f[i] - prev));
 		prev = f[i];
 	}
@@ -272,6 +274,7 @@ static void add_sample(struct recpack *p, uint32_t pid, const struct probe_sampl
 		end_stacked(p);
 	if (!p->count) {
 		p->base_ns = p->prev_ns = s->time_ns;
+		p->prev_ref = 0;
 		p->pid = pid;
 	}
 	struct probe_wbuf w;
@@ -280,7 +283,8 @@ static void add_sample(struct recpack *p, uint32_t pid, const struct probe_sampl
 	probe_put_sv(&w, (int64_t)(s->time_ns - p->prev_ns));
 	probe_put_uv(&w, s->weight);
 	probe_put_uv(&w, s->event);
-	probe_put_uv(&w, ref);
+	probe_put_sv(&w, (int64_t)(ref - p->prev_ref));
+	p->prev_ref = ref;
 	if (!ref) {
 		probe_put_uv(&w, s->nframes);
 		probe_put_bytes(&w, s->frames, s->frames_len);
