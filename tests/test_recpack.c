@@ -4,12 +4,16 @@
  * compressed blocks come back exactly (thread, time, weight, event,
  * frames, in order), across epochs of the writer's table and uncompressed
  * too; damage costs bounded samples and never gives one another stack;
- * the decoder refuses what is out of bounds.
+ * the decoder refuses what is out of bounds; a compression bomb is read
+ * no further.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "tap.h"
 #include "probe/wire.h"
@@ -290,9 +294,66 @@ static void test_decoder_bounds(void)
 	probe_scratch_free(&sc);
 }
 
+static void count_take(void *arg, struct probe_msg *m)
+{
+	(void)m;
+	(*(int *)arg)++;
+}
+
+/*
+ * A forged recording of ZSTD frames that each unpack into 1 MiB of zeros
+ * (about 50 bytes apiece): read no further once they gave 1024 times what
+ * was read, with a warning.
+ */
+static void test_bomb(const char *path)
+{
+	static uint8_t zero[PROBE_ZSTD_RAW_MAX], z[4096], b[8192];
+	size_t zn = ZSTD_compress(z, sizeof(z), zero, sizeof(zero), 19);
+	FILE *fp = fopen(path, "wb");
+	struct probe_wbuf w;
+	probe_wbuf_init(&w, b, sizeof(b));
+	probe_put_file_header(&w, PROBE_FILE_VERSION);
+	fwrite(b, 1, w.len, fp);
+	for (int i = 0; i < 4000 && !ZSTD_isError(zn); i++) {
+		probe_wbuf_init(&w, b, sizeof(b));
+		size_t at = probe_frame_begin(&w, PROBE_F_ZSTD, 0);
+		probe_put_uv(&w, sizeof(zero));
+		probe_put_bytes(&w, z, zn);
+		probe_frame_end(&w, at);
+		uLong c = crc32(0L, b, (uInt)w.len);
+		for (int k = 0; k < 4; k++)
+			probe_put_u8(&w, (uint8_t)(c >> (8 * k)));
+		fwrite(b, 1, w.len, fp);
+	}
+	fclose(fp);
+	char errpath[128];
+	snprintf(errpath, sizeof(errpath), "%s.err", path);
+	fflush(stderr);
+	int saved = dup(2), efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(efd, 2);
+	int taken = 0;
+	fp = fopen(path, "rb");
+	int rc = recfile_read(path, fileno(fp), count_take, &taken);
+	fclose(fp);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(efd);
+	char msg[1024] = "";
+	fp = fopen(errpath, "r");
+	size_t got = fp ? fread(msg, 1, sizeof(msg) - 1, fp) : 0;
+	msg[got] = '\0';
+	if (fp)
+		fclose(fp);
+	unlink(errpath);
+	ok(rc == 0 && strstr(msg, "read no further") && strstr(msg, "1024 times"),
+	   "ZSTD frames of %zu bytes unpacking into 1 MiB each: stopped, said: %.*s", zn,
+	   (int)strcspn(msg, "\n"), msg);
+}
+
 int main(void)
 {
-	plan(13);
+	plan(14);
 	make_stacks();
 	char z[] = "/tmp/test_recpack.XXXXXX";
 	int fd = mkstemp(z);
@@ -339,6 +400,7 @@ int main(void)
 	   "uncompressed, damaged: %d of %d back, %d wrong", g.n, NSAMPLES, g.wrong);
 
 	test_decoder_bounds();
+	test_bomb(bad);
 	unlink(z);
 	unlink(raw);
 	unlink(bad);

@@ -292,6 +292,8 @@ struct reader {
 	uint8_t *raw;                   /* what one ZSTD frame holds */
 	uint64_t zbad;                  /* ZSTD frames that did not unpack */
 	uint64_t zbad_at;               /* the first one's offset */
+	uint64_t unpacked;              /* bytes they gave, in all */
+	int bomb;                       /* more than RECFILE_UNPACK_PER_BYTE */
 };
 
 static void dispatch(struct reader *rd, struct probe_msg *m, uint64_t at);
@@ -314,6 +316,7 @@ static void unpack(struct reader *rd, const struct probe_msg *zm, uint64_t at)
 				       zm->u.zstd.data, zm->u.zstd.len);
 	size_t off = 0;
 	int bad = ZSTD_isError(n) || n != zm->u.zstd.size;
+	rd->unpacked += ZSTD_isError(n) ? zm->u.zstd.len : n;
 	while (!bad && off < n) {
 		char err[PROBE_ERR_MAX];
 		struct probe_msg m;
@@ -386,7 +389,7 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 	uint64_t taken = 0;
 	char err[PROBE_ERR_MAX];
 	struct probe_msg m;
-	while (!d->forged) {
+	while (!d->forged && !rd->bomb) {
 		const uint8_t *f;
 		size_t flen;
 		uint64_t crc0 = s->crc_bytes;
@@ -397,6 +400,10 @@ static uint64_t take_frames(struct reader *rd, struct damage *d)
 			s->resync = 0;
 			dispatch(rd, &m, s->consumed - flen - (s->crc ? PROBE_FILE_CRC : 0));
 			taken++;
+			/* A compression bomb: read no further (legit: 2 to 20 times). */
+			if (rd->unpacked > RECFILE_UNPACK_PER_BYTE * s->consumed +
+					   64 * (uint64_t)PROBE_FRAME_MAX)
+				rd->bomb = 1;
 			continue;
 		}
 		if (r == 1) {
@@ -454,7 +461,7 @@ static int read_header(const char *file, int fd, uint32_t *version)
 /* Read to the end (or to a forgery); 0, or -1 after a message. */
 static int read_body(const char *file, int fd, struct reader *rd, struct damage *d)
 {
-	while (!d->forged) {
+	while (!d->forged && !rd->bomb) {
 		size_t avail;
 		uint8_t *space = probe_stream_space(&rd->s, &avail);
 		ssize_t n = avail ? read_again(fd, space, avail) : 0;
@@ -479,9 +486,9 @@ static int read_body(const char *file, int fd, struct reader *rd, struct damage 
  */
 static void read_tail(struct reader *rd, struct damage *d, size_t *tail, uint64_t *tail_at)
 {
-	*tail = probe_stream_pending(&rd->s);
+	*tail = rd->bomb ? 0 : probe_stream_pending(&rd->s);
 	*tail_at = rd->s.consumed;
-	if (d->forged || *tail < PROBE_FRAME_HDR)
+	if (d->forged || rd->bomb || *tail < PROBE_FRAME_HDR)
 		return;
 	struct damage dd = *d;
 	rd->s.eof = 1;          /* what wants more than is left is no frame */
@@ -530,6 +537,10 @@ static int say_damage(const char *file, const struct damage *d, size_t tail,
 /* What the frames only recordings hold could not give; warnings. */
 static void say_unpacked(const char *file, const struct reader *rd)
 {
+	if (rd->bomb)
+		probe_warn("%s: read no further: its compressed blocks unpacked into more "
+			   "than %u times the bytes read (a forged file, not a recording)",
+			   file, RECFILE_UNPACK_PER_BYTE);
 	if (rd->zbad)
 		probe_warn("%s: %" PRIu64 " compressed block%s (the first at byte %" PRIu64
 			   ") did not unpack into frames, though %s CRC matched (a "

@@ -73,6 +73,9 @@ void recfile_discard(struct recfile *f);
  * bytes (decoded, and run through CRC-32) per byte read, and 64 MiB more,
  * before a recording is given up as forged. */
 #define RECFILE_WASTE_PER_BYTE 8
+/* Compressed blocks may unpack into this many bytes per byte read (and 64
+   MiB more); past it the file is read no further, with a warning. */
+#define RECFILE_UNPACK_PER_BYTE 1024
 
 /* The recording at fd (file: its name, for messages), frame by frame. */
 int recfile_read(const char *file, int fd,
