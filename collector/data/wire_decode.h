@@ -217,7 +217,13 @@ void probe_scratch_free(struct probe_scratch *sc);
 int probe_decode_frame(const uint8_t *frame, size_t len, struct probe_msg *m,
 		       struct probe_scratch *sc, char err[PROBE_ERR_MAX]);
 
-/* Next sample of a decoded SAMPLES message: 1 and *out filled, 0 at end. */
+/*
+ * Next sample of a decoded SAMPLES message: 1 and *out filled, 0 at end.
+ * A STACKED frame (file v3, decoded as SAMPLES with stacked set) names its
+ * stacks by id: its samples whose STACK the reader's table (samples.stacks,
+ * set by the reader; NULL: none) does not hold are skipped, and counted in
+ * that table's unknown.
+ */
 int probe_samples_next(struct probe_msg *m, struct probe_sample *out);
 
 /*
