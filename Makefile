@@ -180,11 +180,11 @@ $(BUILD)/tests/gt_leaf_static: tests/gt_leaf.c tests/gt_work.h
 	$(CC) $(GT_CFLAGS) -static -o $@ $< -lm
 
 # A hostile client speaks the wire protocol itself (tests/97-trust.t).
-$(BUILD)/tests/gt_liar: tests/gt_liar.c $(wildcard include/probe/*.h)
+$(BUILD)/tests/gt_liar: tests/gt_liar.c tests/wire_frames.h $(wildcard include/probe/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -Iinclude -o $@ $<
 
-$(BUILD)/tests/test_%: tests/test_%.c tests/tap.h $(COLLECTOR_LIB)
+$(BUILD)/tests/test_%: tests/test_%.c tests/tap.h tests/wire_frames.h $(COLLECTOR_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DW_CFLAGS) $(COLLECTOR_INC) -o $@ $< $(COLLECTOR_LIB) $(DW_LIBS) $(PB_LIBS) $(NET_LIBS) -lncursesw -lm
 # test_perfring checks the kernel's frame-pointer callchains of its child.

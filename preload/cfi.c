@@ -397,14 +397,20 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 
 		exact = 0;
 		buf[n++] = r.rip;
-		if (n > 1 && is_sigreturn(r.rip)) {
+		rule = 0;
+		int have = lookup(key, &rule);
+		unsigned kind = rule & 15;
+		/* __restore_rt has no rule a walk follows: only then look at its code. */
+		if ((!have || (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP &&
+			       kind != PROBE_RULE_NONE && kind != PROBE_RULE_LAST)) &&
+		    n > 1 && is_sigreturn(r.rip)) {
 			/* The interrupted instruction next, not a return address. */
 			if (sig_step(&r, t, hi) < 0)
 				goto stop;
 			exact = 1;
 			continue;
 		}
-		if (!lookup(key, &rule)) {
+		if (!have) {
 			want(key);
 			/* JIT code: by frame pointer, while the collector reads its prologue. */
 			if (in_jit(key)) {
@@ -423,8 +429,8 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 				r.rbp_lost = 1; /* the frame may have used rbp */
 				continue;
 			}
+			kind = rule & 15;
 		}
-		unsigned kind = rule & 15;
 		if (kind == PROBE_RULE_LAST)
 			return n;
 		if (kind == PROBE_RULE_NONE) {

@@ -41,6 +41,7 @@
 
 #include "probe/arena.h"
 #include "probe/wire.h"
+#include "wire_frames.h"
 
 #define MAX_ADDRS 64
 #define JIT_AT 0x3e0000000000ull
@@ -89,19 +90,7 @@ static int send_rec(int fd, struct probe_wbuf *w, int afd)
 
 static void put_hello(struct probe_wbuf *w)
 {
-	size_t at = probe_frame_begin(w, PROBE_F_HELLO, pid);
-	probe_put_u32(w, PROBE_WIRE_VERSION);
-	probe_put_u32(w, (uint32_t)getppid());
-	probe_put_u32(w, 1);            /* PERF_TYPE_SOFTWARE, cpu-clock */
-	probe_put_u64(w, 0);
-	probe_put_u8(w, 1);
-	probe_put_u64(w, 999);
-	probe_put_u64(w, now_ns());
-	probe_put_str(w, "cpu-clock");
-	probe_put_str(w, "/usr/bin/gt_liar");
-	probe_put_str(w, "gt_liar");
-	probe_put_u16(w, 0);
-	probe_frame_end(w, at);
+	test_put_hello(w, pid, (uint32_t)getppid(), now_ns(), "/usr/bin/gt_liar", "gt_liar");
 }
 
 static void put_map(struct probe_wbuf *w, const char *spec, const char *bid_hex)

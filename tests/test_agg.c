@@ -18,25 +18,14 @@
 #include "symbols/symbols.h"
 #include "tap.h"
 #include "data/wire_decode.h"
+#include "wire_frames.h"
 
 static uint8_t buf[1 << 16];
 static struct probe_wbuf w;
 
 static void hello(uint32_t pid)
 {
-	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, pid);
-	probe_put_u32(&w, PROBE_WIRE_VERSION);
-	probe_put_u32(&w, 1);
-	probe_put_u32(&w, 1);
-	probe_put_u64(&w, 0);
-	probe_put_u8(&w, 1);
-	probe_put_u64(&w, 999);
-	probe_put_u64(&w, 0);
-	probe_put_str(&w, "cpu-clock");
-	probe_put_str(&w, "/bin/app");
-	probe_put_str(&w, "app");
-	probe_put_u16(&w, 0);
-	probe_frame_end(&w, at);
+	test_put_hello(&w, pid, 1, 0, "/bin/app", "app");
 }
 
 static void map(uint32_t pid, uint64_t start, uint64_t end, const char *path)

@@ -20,6 +20,7 @@
 #include "data/wire_decode.h"
 #include "session/recfile.h"
 #include "session/recpack.h"
+#include "wire_frames.h"
 
 #define NSAMPLES 300000
 #define NSTACKS 3000
@@ -66,19 +67,7 @@ static size_t put_hello(uint8_t *b)
 {
 	struct probe_wbuf w;
 	probe_wbuf_init(&w, b, 4096);
-	size_t at = probe_frame_begin(&w, PROBE_F_HELLO, PID);
-	probe_put_u32(&w, PROBE_WIRE_VERSION);
-	probe_put_u32(&w, 1);
-	probe_put_u32(&w, 1);
-	probe_put_u64(&w, 0);
-	probe_put_u8(&w, 1);
-	probe_put_u64(&w, 999);
-	probe_put_u64(&w, 1);
-	probe_put_str(&w, "cpu-clock");
-	probe_put_str(&w, "/bin/x");
-	probe_put_str(&w, "x");
-	probe_put_u16(&w, 0);
-	probe_frame_end(&w, at);
+	test_put_hello(&w, PID, 1, 1, "/bin/x", "x");
 	return w.len;
 }
 

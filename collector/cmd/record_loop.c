@@ -141,7 +141,11 @@ void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		p->asked = asked;
 		p->inside |= c != NULL;
 	}
-	recfile_frame(&r->out, f, len);
+	/* A HELLO's strings were in the scratch drain_others decoded into. */
+	if (m->type == PROBE_F_HELLO)
+		recfile_frame(&r->out, f, len);
+	else
+		recfile_msg(&r->out, f, len, m);
 	switch (m->type) {
 	case PROBE_F_HELLO:
 		r->npids += rec_set_add(&r->pids, m->pid);

@@ -229,7 +229,7 @@ static void on_frame(void *ctx, struct ingest_conn *c, struct probe_msg *m,
 		break;
 	}
 	if (t->saving)
-		recfile_frame(&t->out, f, len);
+		recfile_msg(&t->out, f, len, m);
 	agg_add(t->agg, m);
 	if (m->type == PROBE_F_HELLO) {
 		/* A HELLO starts an image (an exec: a new one for the same pid);

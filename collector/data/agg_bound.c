@@ -132,23 +132,26 @@ struct probe_sample_raw *aggi_unbiased(const struct agg_image *im,
 /*
  * The stack of a sample (not off-CPU's), and in *last where the count its
  * stack's last sample went to is kept: by its STACK id when it has one
- * (cached), else by its encoded bytes.  NO_STACK when it does not fit.
+ * (*ref: that id's entry), else by its encoded bytes.  NO_STACK when it
+ * does not fit.
  */
 static uint32_t sample_stack(struct agg *a, const struct probe_sample_raw *s,
-			     struct count_ent ***last)
+			     struct count_ent ***last, struct stackref **ref)
 {
-	struct stackref *ref = aggi_stackref(a, s);
-	if (ref && ref->serial == s->stack_serial) {
-		*last = &ref->c;
-		return ref->stack;
+	struct stackref *r = aggi_stackref(a, s);
+	if (r && r->serial == s->stack_serial) {
+		*ref = r;
+		*last = &r->c;
+		return r->stack;
 	}
 	struct enc_slot *slot = aggi_sample_slot(a, s);
 	if (!slot)
 		return NO_STACK;
 	*last = &slot->last;
-	if (ref) {
-		*ref = (struct stackref){ .serial = s->stack_serial, .stack = slot->stack };
-		*last = &ref->c;
+	if (r) {
+		*r = (struct stackref){ .serial = s->stack_serial, .stack = slot->stack };
+		*ref = r;
+		*last = &r->c;
 	}
 	return slot->stack;
 }
@@ -160,12 +163,12 @@ struct count_ent *aggi_add_sample(struct agg *a, uint32_t img, uint32_t pid,
 	if (!aggi_event_shown(a, img, s->event, s->weight))
 		return NULL;
 	struct count_ent **last = NULL;    /* where this stack's last count is kept */
+	struct stackref *ref = NULL;
 	uint32_t stack;
-	int slot_offcpu = (int64_t)s->event == a->images[img].offcpu;
-	if (slot_offcpu)
+	if ((int64_t)s->event == a->images[img].offcpu)
 		stack = aggi_offcpu_stack(a, s);
 	else
-		stack = sample_stack(a, s, &last);
+		stack = sample_stack(a, s, &last, &ref);
 	if (stack == NO_STACK) {
 		aggi_drop_sample(a, s);
 		return NULL;
@@ -190,8 +193,8 @@ struct count_ent *aggi_add_sample(struct agg *a, uint32_t img, uint32_t pid,
 	}
 	c->samples++;
 	c->weight = sat_add(c->weight, s->weight);
-	if (!slot_offcpu)
-		aggi_stackref_note(a, s, c);
+	if (ref)
+		ref->key = c->key;      /* for aggi_stackref_count's next sample */
 	if (a->keep) {
 		a->samples = xgrow(a->samples, &a->samples_cap, a->nsamples + 1,
 				   sizeof(*a->samples));

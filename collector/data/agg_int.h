@@ -142,8 +142,9 @@ struct enc_slot {
  * A STACK id's stack, and the count its last sample went to (c, its key
  * kept here): the next sample of that stack, thread, image and generation
  * is counted here (samples, weight: pending) without touching c, which
- * is mostly not in the cache; the pending counts go to c when c changes,
- * and at agg_finish (aggi_stackref_settle_all).
+ * is mostly not in the cache; the pending counts go to c before c changes
+ * (aggi_stackref settles them: aggi_add_sample then sets c and key), and
+ * at agg_finish (aggi_stackref_settle_all).
  */
 struct stackref {
 	uint64_t serial;                /* 0: nothing cached */
@@ -158,9 +159,6 @@ struct stackref {
 struct stackref *aggi_stackref(struct agg *a, const struct probe_sample_raw *s);
 /* s counted on the fast path (1), or not (0: count it with aggi_add_sample) */
 int aggi_stackref_count(struct agg *a, uint32_t img, const struct probe_sample_raw *s);
-/* After aggi_add_sample counted s (not off-CPU) into c: remember c for its stack. */
-void aggi_stackref_note(struct agg *a, const struct probe_sample_raw *s,
-			struct count_ent *c);
 void aggi_stackref_settle_all(struct agg *a);
 
 /* agg_symtab.c */

@@ -63,20 +63,6 @@ int aggi_stackref_count(struct agg *a, uint32_t img, const struct probe_sample_r
 	return 1;
 }
 
-void aggi_stackref_note(struct agg *a, const struct probe_sample_raw *s,
-			struct count_ent *c)
-{
-	if (!s->stack_serial || s->stack_id >= a->refs_cap)
-		return;
-	struct stackref *r = &a->refs[s->stack_id];
-	if (r->serial != s->stack_serial || r->stack != c->key.stack)
-		return;
-	if (r->c != c)
-		settle(r);
-	r->c = c;
-	r->key = c->key;
-}
-
 void aggi_stackref_settle_all(struct agg *a)
 {
 	for (size_t i = 0; i < a->refs_cap; i++)

@@ -314,14 +314,14 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 		c->wire_pid = m.pid;
 		c->hide_kernel = c->peer.untrusted && !peer_kallsyms_ok(&c->peer);
 	}
-	unsigned type = (unsigned)f[4] | (unsigned)f[5] << 8;  /* STACKED reads as SAMPLES */
-	if (type == PROBE_F_INFO || type == PROBE_F_JIT ||
-	    (type >= PROBE_F_STACK && type < PROBE_F_TYPE_MAX)) {
+	if (m.type == PROBE_F_INFO || m.type == PROBE_F_JIT ||
+	    (m.type >= PROBE_F_STACK && m.type < PROBE_F_TYPE_MAX) ||
+	    (m.type == PROBE_F_SAMPLES && m.u.samples.stacked)) {
 		/* The recording's header, JIT names, stacks, compressed blocks
 		   and names are the collector's to write. */
 		ingest_note(in, INGEST_BAD_DATA, "process %ld sent a %s frame, which only "
 		     "the collector writes; ignoring the rest of its data", (long)c->pid,
-		     probe_frame_type_name(type));
+		     m.type == PROBE_F_SAMPLES ? "STACKED" : probe_frame_type_name(m.type));
 		return -1;
 	}
 	if (m.pid != c->wire_pid) {

@@ -74,6 +74,8 @@ int recfile_open(struct recfile *f, const char *path)
 	f->bytes = w.len;
 	f->pack = recpack_new(write_frame, f);
 	f->names = recnames_new();
+	if (probe_scratch_init(&f->sc) < 0)
+		probe_oom();
 	return 0;
 }
 
@@ -141,12 +143,23 @@ void recfile_level(struct recfile *f, int level)
 		recpack_level(f->pack, level);
 }
 
+void recfile_msg(struct recfile *f, const void *frame, size_t n, const struct probe_msg *m)
+{
+	if (f->fd < 0 || f->err)
+		return;
+	if (m->type == PROBE_F_SAMPLES && !m->u.samples.stacked)
+		recpack_samples(f->pack, m);
+	else
+		recpack_frame(f->pack, frame, n);
+	recnames_msg(f->names, m);
+}
+
 void recfile_frame(struct recfile *f, const void *frame, size_t n)
 {
-	if (f->fd >= 0 && !f->err) {
-		recpack_frame(f->pack, frame, n);
-		recnames_frame(f->names, frame, n);
-	}
+	char err[PROBE_ERR_MAX];
+	struct probe_msg m;
+	if (f->fd >= 0 && !f->err && probe_decode_frame(frame, n, &m, &f->sc, err) == 0)
+		recfile_msg(f, frame, n, &m);
 }
 
 static void names_emit(void *pack, const uint8_t *frame, size_t n)
@@ -174,6 +187,7 @@ int recfile_close(struct recfile *f)
 	recpack_flush(f->pack);
 	recpack_free(f->pack);
 	f->pack = NULL;
+	probe_scratch_free(&f->sc);
 	flush(f);
 	if (close(f->fd) < 0 && !f->err)
 		f->err = errno;
@@ -208,6 +222,7 @@ void recfile_discard(struct recfile *f)
 	f->pack = NULL;
 	recnames_free(f->names);
 	f->names = NULL;
+	probe_scratch_free(&f->sc);
 	if (f->regular)
 		unlink(f->path);
 	free(f->buf);

@@ -9,6 +9,8 @@
  *     0600: a recording holds the command line) and buffers the header; -1
  *     after one message.
  *   - recfile_frame() buffers a frame and its CRC-32 (include/probe/wire.h);
+ *     recfile_msg() the same for a frame its caller decoded already (m:
+ *     its samples not walked yet), which it is not decoded again for;
  *     the first write error is kept, reported once
  *     by recfile_close(), and later writes are dropped.
  *   - recfile_close() writes the names of what was sampled (recnames.h:
@@ -36,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/wire_decode.h"
+
 struct probe_msg;
 
 struct recpack;
@@ -45,6 +49,7 @@ struct recfile {
 	int fd;
 	struct recpack *pack;   /* stacks once, blocks compressed (recpack.h) */
 	struct recnames *names; /* what its names need (recnames.h) */
+	struct probe_scratch sc;        /* recfile_frame's decoding */
 	size_t named;           /* objects whose names it carries (at close) */
 	char *path;
 	uint8_t *buf;
@@ -58,6 +63,7 @@ struct recfile {
 
 int recfile_open(struct recfile *f, const char *path);
 void recfile_frame(struct recfile *f, const void *frame, size_t n);
+void recfile_msg(struct recfile *f, const void *frame, size_t n, const struct probe_msg *m);
 /* -z: how hard frames are compressed (recpack.h), before the first frame. */
 void recfile_level(struct recfile *f, int level);
 /* Write out what is buffered (so a crash of probe loses little). */

@@ -12,7 +12,6 @@
 
 struct recnames {
 	struct agg *a;
-	struct probe_scratch sc;
 };
 
 struct recnames *recnames_new(void)
@@ -20,17 +19,13 @@ struct recnames *recnames_new(void)
 	struct recnames *n = xcalloc(1, sizeof(*n));
 	n->a = agg_new();
 	agg_set_limit(n->a, (size_t)RECNAMES_MIB << 20);
-	if (probe_scratch_init(&n->sc) < 0)
-		probe_oom();
 	return n;
 }
 
-void recnames_frame(struct recnames *n, const uint8_t *frame, size_t len)
+void recnames_msg(struct recnames *n, const struct probe_msg *m)
 {
-	char err[PROBE_ERR_MAX];
-	struct probe_msg m;
-	if (probe_decode_frame(frame, len, &m, &n->sc, err) == 0)
-		agg_add(n->a, &m);
+	struct probe_msg walk = *m;     /* agg_add walks the samples */
+	agg_add(n->a, &walk);
 }
 
 size_t recnames_write(struct recnames *n, void (*emit)(void *arg, const uint8_t *f, size_t len),
@@ -52,6 +47,5 @@ void recnames_free(struct recnames *n)
 	if (!n)
 		return;
 	agg_free(n->a);
-	probe_scratch_free(&n->sc);
 	free(n);
 }

@@ -5,7 +5,8 @@
  * from the files on disk as they are then (before the program is rebuilt,
  * or the recording taken elsewhere).
  *
- * Contract: recnames_frame() takes each valid frame written, in order;
+ * Contract: recnames_msg() takes each frame written, decoded (its samples
+ * not walked yet: it walks a copy), in order;
  * recnames_write() hands the SYMTAB frames to emit() (the file's writer)
  * and returns the objects named.  Memory is bounded (RECNAMES_MIB: the
  * aggregate's bound, aggregate.h); stacks over it go unnamed, and say so.
@@ -21,7 +22,9 @@
 struct recnames;
 
 struct recnames *recnames_new(void);
-void recnames_frame(struct recnames *n, const uint8_t *frame, size_t len);
+struct probe_msg;
+
+void recnames_msg(struct recnames *n, const struct probe_msg *m);
 size_t recnames_write(struct recnames *n, void (*emit)(void *arg, const uint8_t *f, size_t len),
 		      void *arg);
 void recnames_free(struct recnames *n);

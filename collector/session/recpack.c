@@ -14,11 +14,15 @@
 #define SAMPLE_MAX (5 * 10 + 10 + PROBE_MAX_FRAMES * 10)
 #define BODY_CAP (PROBE_FRAME_MAX - 64)
 
-struct dd_slot {
-	uint32_t hash, len;     /* len 0: empty */
-	uint32_t id;
-	uint64_t off;           /* into bytes */
+/* A stack written this epoch: its encoded bytes (as in SAMPLES), its id. */
+struct written {
+	UT_hash_handle hh;
+	uint32_t id, len;
+	uint8_t frames[];
 };
+
+/* What one costs against RECPACK_STACK_BYTES, beside its bytes. */
+#define WRITTEN_COST (sizeof(struct written) + 16)
 
 struct recpack {
 	recpack_emit emit;
@@ -26,11 +30,9 @@ struct recpack {
 	/* the block being gathered */
 	uint8_t *raw;
 	size_t rawlen;
-	/* stacks written: encoded bytes -> id */
-	struct dd_slot *slots;
-	size_t mask, used;
-	uint8_t *bytes;
-	size_t blen, bcap;
+	/* stacks written this epoch: encoded bytes -> id */
+	struct written *stacks;
+	size_t blen;            /* their bytes */
 	uint32_t nids;
 	uint64_t epoch;         /* of the ids given (wire.h's STACK) */
 	/* the last STACK written this epoch: the next one's base */
@@ -46,8 +48,9 @@ struct recpack {
 	ZSTD_CCtx *z;
 	int level;              /* 0: blocks stay frames */
 	uint8_t *zout;
-	struct probe_scratch sc;
 };
+
+static void forget_stacks(struct recpack *p);
 
 struct recpack *recpack_new(recpack_emit emit, void *arg)
 {
@@ -58,7 +61,7 @@ struct recpack *recpack_new(recpack_emit emit, void *arg)
 	p->body = xmalloc(BODY_CAP);
 	p->zout = xmalloc(PROBE_FRAME_MAX);
 	p->z = ZSTD_createCCtx();
-	if (!p->z || probe_scratch_init(&p->sc) < 0)
+	if (!p->z)
 		probe_oom();
 	recpack_level(p, RECPACK_ZSTD_LEVEL);
 	return p;
@@ -76,12 +79,10 @@ void recpack_free(struct recpack *p)
 	if (!p)
 		return;
 	ZSTD_freeCCtx(p->z);
-	probe_scratch_free(&p->sc);
 	free(p->raw);
 	free(p->body);
 	free(p->zout);
-	free(p->slots);
-	free(p->bytes);
+	forget_stacks(p);
 	free(p);
 }
 
@@ -143,30 +144,16 @@ static void end_stacked(struct recpack *p);
 
 static void forget_stacks(struct recpack *p)
 {
-	memset(p->slots, 0, (p->mask + 1) * sizeof(*p->slots));
-	p->used = 0;
+	struct written *e, *t;
+	HASH_ITER(hh, p->stacks, e, t) {
+		HASH_DEL(p->stacks, e);
+		free(e);
+	}
 	p->blen = 0;
 	p->nids = 0;
 	p->since = 0;
 	p->nlast = 0;
 	p->epoch++;
-}
-
-static void slots_grow(struct recpack *p)
-{
-	size_t ncap = p->slots ? 2 * (p->mask + 1) : 4096;
-	struct dd_slot *n = xcalloc(ncap, sizeof(*n));
-	for (size_t i = 0; p->slots && i <= p->mask; i++) {
-		if (!p->slots[i].len)
-			continue;
-		size_t j = p->slots[i].hash & (ncap - 1);
-		while (n[j].len)
-			j = (j + 1) & (ncap - 1);
-		n[j] = p->slots[i];
-	}
-	free(p->slots);
-	p->slots = n;
-	p->mask = ncap - 1;
 }
 
 /*
@@ -209,31 +196,25 @@ static void put_stack_frame(struct recpack *p, uint32_t pid, uint32_t id,
 static uint32_t stack_id(struct recpack *p, uint32_t pid, const struct probe_sample_raw *s)
 {
 	uint32_t len = (uint32_t)s->frames_len;
-	if (p->blen + len > RECPACK_STACK_BYTES || p->nids >= PROBE_STACK_IDS ||
+	if (p->blen + (p->nids + 1) * WRITTEN_COST + len > RECPACK_STACK_BYTES ||
+	    p->nids >= PROBE_STACK_IDS ||
 	    (p->since >= RECPACK_REFRESH && p->since >= 16 * (uint64_t)p->blen)) {
 		/* The samples waiting name the ids about to be given again. */
 		end_stacked(p);
 		forget_stacks(p);
 	}
-	if (!p->slots || 2 * (p->used + 1) > p->mask + 1)
-		slots_grow(p);
-	uint32_t h = probe_hash_bytes(s->frames, len);
-	size_t j = h & p->mask;
-	for (;; j = (j + 1) & p->mask) {
-		struct dd_slot *e = &p->slots[j];
-		if (!e->len)
-			break;
-		if (e->hash == h && e->len == len &&
-		    memcmp(p->bytes + e->off, s->frames, len) == 0)
-			return e->id;
-	}
-	p->bytes = xgrow(p->bytes, &p->bcap, p->blen + len, 1);
-	memcpy(p->bytes + p->blen, s->frames, len);
-	p->slots[j] = (struct dd_slot){ h, len, p->nids, p->blen };
+	struct written *e;
+	HASH_FIND(hh, p->stacks, s->frames, len, e);
+	if (e)
+		return e->id;
+	e = xmalloc(sizeof(*e) + len);
+	e->id = p->nids++;
+	e->len = len;
+	memcpy(e->frames, s->frames, len);
+	HASH_ADD_KEYPTR(hh, p->stacks, e->frames, len, e);
 	p->blen += len;
-	p->used++;
-	put_stack_frame(p, pid, p->nids, s);
-	return p->nids++;
+	put_stack_frame(p, pid, e->id, s);
+	return e->id;
 }
 
 /* ---- STACKED frames ------------------------------------------------- */
@@ -302,18 +283,12 @@ static void add_sample(struct recpack *p, uint32_t pid, const struct probe_sampl
  * consecutive batches of one process share a STACKED frame when blocks
  * are compressed (damage costs a block then anyway).
  */
-static void pack_samples(struct recpack *p, const uint8_t *f, size_t n)
+void recpack_samples(struct recpack *p, const struct probe_msg *m)
 {
-	char err[PROBE_ERR_MAX];
-	struct probe_msg m;
-	if (probe_decode_frame(f, n, &m, &p->sc, err) < 0 || m.u.samples.stacked) {
-		end_stacked(p);
-		append(p, f, n);        /* not for us to judge: kept as it came */
-		return;
-	}
+	struct probe_msg walk = *m;     /* the caller's stays unwalked */
 	struct probe_sample_raw s;
-	while (probe_samples_next_raw(&m, &s))
-		add_sample(p, m.pid, &s);
+	while (probe_samples_next_raw(&walk, &s))
+		add_sample(p, m->pid, &s);
 	/* Uncompressed, each batch stays a frame of its own: a unit of damage. */
 	if (!p->level)
 		end_stacked(p);
@@ -321,11 +296,6 @@ static void pack_samples(struct recpack *p, const uint8_t *f, size_t n)
 
 void recpack_frame(struct recpack *p, const uint8_t *f, size_t n)
 {
-	unsigned type = (unsigned)f[4] | (unsigned)f[5] << 8;
-	if (type == PROBE_F_SAMPLES) {
-		pack_samples(p, f, n);
-		return;
-	}
 	/* The samples before it stay before it (a MAP starts a generation). */
 	end_stacked(p);
 	append(p, f, n);

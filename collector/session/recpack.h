@@ -4,10 +4,11 @@
  *
  * Contract:
  *   - recpack_frame() takes one valid frame, as it arrived, in stream
- *     order.  A SAMPLES frame becomes STACK frames for the stacks not
- *     written before and STACKED frames naming them (include/probe/
- *     wire.h), every sample's thread, time, weight and event kept; a
- *     free's record (--alloc) keeps its frames inline.  Frames gather in a
+ *     order; recpack_samples() a SAMPLES frame, decoded (its samples not
+ *     walked yet: it walks a copy), which becomes STACK frames for the
+ *     stacks not written before and STACKED frames naming them
+ *     (include/probe/wire.h), every sample's thread, time, weight and
+ *     event kept; a free's record (--alloc) keeps its frames inline.  Frames gather in a
  *     block of up to PROBE_ZSTD_RAW_MAX bytes, written as one ZSTD frame
  *     when full or flushed, or as the frames themselves when compressing
  *     does not make it smaller.  emit() gets each frame to write (the
@@ -53,7 +54,10 @@ struct recpack;
 typedef void (*recpack_emit)(void *arg, const uint8_t *frame, size_t n);
 
 struct recpack *recpack_new(recpack_emit emit, void *arg);
+struct probe_msg;
+
 void recpack_frame(struct recpack *p, const uint8_t *frame, size_t n);
+void recpack_samples(struct recpack *p, const struct probe_msg *m);
 void recpack_flush(struct recpack *p);
 /* zstd's level (1 to RECPACK_LEVEL_MAX; default RECPACK_ZSTD_LEVEL), or 0:
    no compression (stacks are still written once). */

@@ -129,14 +129,6 @@ const char *sym_arena_dup(struct symobj *o, const char *s, size_t n)
 }
 
 static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *name,
-		    unsigned bind);
-
-void sym_add(struct symobj *o, uint64_t addr, uint64_t size, const char *name)
-{
-	add_sym(o, addr, size, name, STB_GLOBAL);
-}
-
-static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *name,
 		    unsigned bind)
 {
 	o->syms = xgrow(o->syms, &o->cap, o->nsyms + 1, sizeof(*o->syms));
@@ -148,6 +140,11 @@ static void add_sym(struct symobj *o, uint64_t addr, uint64_t size, const char *
 	y->weak = bind == STB_WEAK;
 	y->global = bind == STB_GLOBAL;
 	y->sized = size != 0;
+}
+
+void sym_add(struct symobj *o, uint64_t addr, uint64_t size, const char *name)
+{
+	add_sym(o, addr, size, name, STB_GLOBAL);
 }
 
 static int has_gopclntab(Elf *e)
@@ -721,18 +718,8 @@ struct symobj *symcache_get(struct symcache *c, const char *path,
 
 const char *symobj_lookup(const struct symobj *o, uint64_t vaddr)
 {
-	if (!o->nsyms)
-		return NULL;
-	size_t lo = interval_upper(o->syms, o->nsyms, sizeof(o->syms[0]),
-				   offsetof(struct sym, addr), vaddr);
-	/* The closest start that still covers vaddr: the innermost symbol. */
-	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
-		if (o->maxend[i] <= vaddr)
-			break;
-		if (vaddr < o->syms[i].end)
-			return o->syms[i].name;
-	}
-	return NULL;
+	uint64_t start, end;
+	return symobj_lookup_range(o, vaddr, &start, &end);
 }
 
 const char *symobj_lookup_range(const struct symobj *o, uint64_t vaddr, uint64_t *start,
@@ -742,6 +729,7 @@ const char *symobj_lookup_range(const struct symobj *o, uint64_t vaddr, uint64_t
 		return NULL;
 	size_t lo = interval_upper(o->syms, o->nsyms, sizeof(o->syms[0]),
 				   offsetof(struct sym, addr), vaddr);
+	/* The closest start that still covers vaddr: the innermost symbol. */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < SYM_WALK_MAX; steps++) {
 		if (o->maxend[i] <= vaddr)
 			break;
