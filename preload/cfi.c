@@ -16,9 +16,14 @@
  * A rule says, for one code address, where the frame's CFA is (rsp or rbp
  * plus an offset), that the return address is at CFA-8, and whether rbp was
  * saved (at CFA+off) or is unchanged.  That is what DWARF CFI says for
- * nearly all x86-64 code; anything else (CFA expressions, registers saved
- * in registers) is cached as "unsupported" and its stacks go to libunwind,
- * as does every stack with a frame whose rule is not cached yet.  A signal
+ * nearly all x86-64 code (the PLT's CFA expression too: cfa.h); anything
+ * else (other CFA expressions, registers saved in registers) is cached as
+ * "unsupported" and its stacks go to libunwind.  A frame whose rule is not
+ * cached yet is read by the handler itself from the in-memory .eh_frame of
+ * its object when that object was loaded at start (local_rule), and only
+ * else goes to libunwind: so libunwind is needed only for code loaded
+ * later, before the collector learned its rules (unwind.c loads it then,
+ * not at start).  A signal
  * frame (the kernel's return to __restore_rt, whose rule is an expression)
  * is stepped here, from the ucontext it holds (is_sigreturn): checked
  * against libunwind (PROBE_UNWIND=check), 0 of 402 stacks through it
@@ -31,11 +36,11 @@
  * MAPs, reads its .eh_frame from the file, and publishes the rule.
  * A dlclose that unloaded something empties the cache of the code no
  * longer loaded (probe_cfi_flush) while its thread still counts as in the
- * loader.  Inside the loader, where libunwind must not run, a frame whose
- * rule is not cached is read by the handler itself from the in-memory
+ * loader.  A frame whose rule is not cached is read from the in-memory
  * .eh_frame of its object, when that object was loaded at start (mapped
- * for good: local_rule, with probe/cfa.h, the collector's own reader), and
- * only else found by scanning the stack (scan_return).
+ * for good: local_rule, with probe/cfa.h, the collector's own reader);
+ * inside the loader, where libunwind must not run, a frame that has none
+ * there is found by scanning the stack (scan_return).
  *
  * Publishing (include/probe/arena.h): a slot is {key, rule}.  The writer
  * (only the collector) stores key 0, the rule, then the key (release); a
@@ -60,7 +65,7 @@
  * dependencies, LD_PRELOADs, the loader): dlclose never unloads them
  * (probe_cfi_keep_init, in the constructor; read-only afterwards).
  */
-#define KEEP_MAX 64
+#define KEEP_MAX 256
 static struct {
 	uint64_t lo, hi;                /* an executable segment */
 	const uint8_t *ehf;             /* its object's .eh_frame_hdr, or NULL */
@@ -138,17 +143,19 @@ static uint64_t function_start(uint64_t pc)
 }
 
 /*
- * In the loader only, for a frame whose rule is not cached: the rule read
- * here, from the in-memory .eh_frame of its object when that object was
- * loaded at start (ld.so, libc, the program, its libraries: mapped for
- * good, so no lock is needed to read them), by the same reader as the
- * collector's (probe/cfa.h), every read bounded by the segment holding
- * the object's .eh_frame_hdr.  Why: a dlopen runs the loader's code at
- * thousands of distinct addresses, more than the collector learns before
- * a short process (an interpreter importing its C extensions) ends, and
- * libunwind cannot run there: the walks stopped inside ld.so (python3
- * importing C extensions: 79 % of such samples reached main).
- * 0 when no rule can be had here (the caller scans instead).
+ * For a frame whose rule is not cached: the rule read here, from the
+ * in-memory .eh_frame of its object when that object was loaded at start
+ * (ld.so, libc, the program, its libraries: mapped for good, so no lock is
+ * needed to read them), by the same reader as the collector's
+ * (probe/cfa.h), every read bounded by the segment holding the object's
+ * .eh_frame_hdr.  Why: a dlopen runs the loader's code at thousands of
+ * distinct addresses, more than the collector learns before a short
+ * process (an interpreter importing its C extensions) ends, and libunwind
+ * cannot run there (python3 importing C extensions: 79 % of such samples
+ * reached main before); and elsewhere, so that libunwind need not be
+ * loaded at every process's start (unwind.c).  NONE where the object's
+ * table says no FDE covers pc (V8's builtins in node's text), as the
+ * collector would.  0 when no rule can be had here.
  */
 static int local_rule(uint64_t pc, uint64_t *rule)
 {
@@ -162,8 +169,10 @@ static int local_rule(uint64_t pc, uint64_t *rule)
 	*rule = cfa_rule_from_fde(keep[k].eh_lo, fde, keep[k].eh_hi,
 				  (int64_t)keep[k].bias, pc);
 	unsigned kind = *rule & 15;
+	/* NONE: no FDE covers pc (V8's builtins in node): by frame pointer, as the collector says. */
 	return kind == PROBE_RULE_RSP || kind == PROBE_RULE_RBP ||
-	       kind == PROBE_RULE_LAST;
+	       kind == PROBE_RULE_RBX || kind == PROBE_RULE_LAST ||
+	       kind == PROBE_RULE_NONE;
 }
 
 /*
@@ -282,8 +291,9 @@ static int in_jit(uint64_t pc)
 
 /* The registers the walk tracks, one frame at a time. */
 struct regs {
-	uint64_t rip, rsp, rbp;
+	uint64_t rip, rsp, rbp, rbx;
 	int rbp_lost;                   /* rbp unknown (a frame found by scanning) */
+	int rbx_lost;                   /* rbx unknown (the same, or a rule we do not follow) */
 };
 
 /*
@@ -301,29 +311,53 @@ static int fp_step(struct regs *r, uint64_t hi)
 	r->rsp = r->rbp + 16;
 	r->rip = fp[1];
 	r->rbp = fp[0];
+	r->rbx_lost = 1;                /* code without CFI may have used it */
 	return 0;
 }
 
-/* One frame by its CFI rule (PROBE_RULE_RSP or _RBP). */
+/*
+ * A callee-saved register's value in the caller: read where the frame saved
+ * it, or, below rsp, popped already in an epilogue whose CFI moves the CFA
+ * but leaves the register's rule (GCC's): the register holds the caller's
+ * value again (such leaf samples went to libunwind before).
+ */
+static int restore(uint64_t at, const struct regs *r, uint64_t hi, uint64_t *reg,
+		   int *lost)
+{
+	if (at + 8 > hi || at + 8 < at)
+		return -1;
+	if (at >= r->rsp) {
+		*reg = *(const uint64_t *)at;
+		*lost = 0;
+	}
+	return 0;
+}
+
+/* One frame by its CFI rule (PROBE_RULE_RSP, _RBP or _RBX). */
 static int rule_step(struct regs *r, uint64_t rule, uint64_t hi)
 {
 	unsigned kind = rule & 15;
 
-	if (kind == PROBE_RULE_RBP && r->rbp_lost)
+	if ((kind == PROBE_RULE_RBP && r->rbp_lost) ||
+	    (kind == PROBE_RULE_RBX && r->rbx_lost))
 		return -1;
-	uint64_t cfa = (kind == PROBE_RULE_RSP ? r->rsp : r->rbp) +
+	uint64_t cfa = (kind == PROBE_RULE_RSP ? r->rsp :
+			kind == PROBE_RULE_RBP ? r->rbp : r->rbx) +
 		       (uint64_t)(int64_t)(int32_t)(rule >> 32);
 	/* Callers' frames are above: strictly up the stack, in it. */
 	if (cfa < r->rsp + 8 || cfa > hi || (cfa & 7))
 		return -1;
 	uint64_t ra = *(const uint64_t *)(cfa - 8);
-	if (rule & 16) {
-		uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
-		if (at < r->rsp || at + 8 > hi)
-			return -1;
-		r->rbp = *(const uint64_t *)at;
-		r->rbp_lost = 0;
-	}
+	if ((rule & 16) &&
+	    restore(cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16), r, hi,
+		    &r->rbp, &r->rbp_lost) < 0)
+		return -1;
+	if (rule & PROBE_RULE_RBX_LOST)
+		r->rbx_lost = 1;
+	else if ((rule & PROBE_RULE_RBX_SAVED) &&
+		 restore(cfa + (uint64_t)probe_rule_rbx_off(rule), r, hi,
+			 &r->rbx, &r->rbx_lost) < 0)
+		return -1;
 	r->rsp = cfa;
 	r->rip = ra;
 	return 0;
@@ -363,8 +397,9 @@ static int sig_step(struct regs *r, const struct probe_thread *t, uint64_t hi)
 		return -1;
 	r->rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	r->rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+	r->rbx = (uint64_t)uc->uc_mcontext.gregs[REG_RBX];
 	r->rsp = rsp;
-	r->rbp_lost = 0;
+	r->rbp_lost = r->rbx_lost = 0;
 	return 0;
 }
 
@@ -402,7 +437,8 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 		unsigned kind = rule & 15;
 		/* __restore_rt has no rule a walk follows: only then look at its code. */
 		if ((!have || (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP &&
-			       kind != PROBE_RULE_NONE && kind != PROBE_RULE_LAST)) &&
+			       kind != PROBE_RULE_RBX && kind != PROBE_RULE_NONE &&
+			       kind != PROBE_RULE_LAST)) &&
 		    n > 1 && is_sigreturn(r.rip)) {
 			/* The interrupted instruction next, not a return address. */
 			if (sig_step(&r, t, hi) < 0)
@@ -415,8 +451,8 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 			/* JIT code: by frame pointer, while the collector reads its prologue. */
 			if (in_jit(key)) {
 				rule = PROBE_RULE_NONE;
-			} else if (partial && local_rule(key, &rule)) {
-				/* in the loader: read from the object's .eh_frame */
+			} else if (local_rule(key, &rule)) {
+				/* read from the object's own .eh_frame, in memory */
 			} else {
 				if (!partial || scans++ >= SCANS_MAX)
 					goto stop;
@@ -426,7 +462,7 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 					goto stop;
 				r.rip = *(const uint64_t *)a;
 				r.rsp = a + 8;
-				r.rbp_lost = 1; /* the frame may have used rbp */
+				r.rbp_lost = r.rbx_lost = 1;   /* the frame may have used them */
 				continue;
 			}
 			kind = rule & 15;
@@ -437,7 +473,8 @@ static int walk(const struct probe_thread *t, struct regs r, uint64_t *buf, int 
 			if (fp_step(&r, hi) < 0)
 				goto stop;
 			fp_frames++;
-		} else if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP) {
+		} else if (kind != PROBE_RULE_RSP && kind != PROBE_RULE_RBP &&
+			   kind != PROBE_RULE_RBX) {
 			goto stop;
 		} else if (rule_step(&r, rule, hi) < 0) {
 			goto stop;
@@ -469,7 +506,8 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 	struct regs r = {
 		(uint64_t)uc->uc_mcontext.gregs[REG_RIP],
 		(uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-		(uint64_t)uc->uc_mcontext.gregs[REG_RBP], 0
+		(uint64_t)uc->uc_mcontext.gregs[REG_RBP],
+		(uint64_t)uc->uc_mcontext.gregs[REG_RBX], 0, 0
 	};
 
 	return walk(t, r, buf, 0, max, partial, at, 0);
@@ -478,7 +516,8 @@ int probe_cfi_walk(const struct probe_thread *t, const void *ucv,
 int probe_cfi_walk_from(const struct probe_thread *t, const struct probe_walk_at *from,
 			uint64_t *buf, int max, struct probe_walk_at *at)
 {
-	struct regs r = { from->rip, from->rsp, from->rbp, 0 };
+	/* From where libunwind stopped: rbx is not known there. */
+	struct regs r = { from->rip, from->rsp, from->rbp, 0, 0, 1 };
 
 	return walk(t, r, buf, from->n - 1, max, NULL, at, 1);
 }

@@ -236,6 +236,9 @@ static int spawn_and_say(spawn_fn fn, int search, pid_t *pid, const char *file,
 
 	if (!fn)
 		return ENOSYS;
+	/* Normal context (posix_spawn is not async-signal-safe). */
+	if (probe_active && probe_is_ours())
+		probe_unwind_lazy(0);
 	r = fn(&p, file, fa, at, argv, envp);
 	if (pid)
 		*pid = p;

@@ -208,8 +208,11 @@ void *dlopen(const char *file, int mode)
 		probe_gadgets[depth] = 0;
 	if (sync && h) {
 		counts(&adds1, &subs1, &ok1);
-		if (!ok0 || !ok1 || adds1 != adds0)
+		if (!ok0 || !ok1 || adds1 != adds0) {
 			sync_collector();
+			/* Code cfi.c cannot read in memory: libunwind walks it. */
+			probe_unwind_lazy(1);
+		}
 	}
 	return h;
 }

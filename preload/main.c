@@ -3,7 +3,8 @@
  * start again in a fork child; the interposed exit, _exit and _Exit.
  *
  * Start (constructor, before main): read PROBE_*, make the arena, connect
- * to the collector (or start one), load libunwind, install the handlers,
+ * to the collector (or start one), install the handlers (libunwind is
+ * loaded later, when first needed: unwind.c),
  * open the main thread's event (deciding perf events or the CPU-time timer
  * fallback, and the hardware -> cpu-clock fallback), adopt threads that
  * already exist, send HELLO (with the arena) and the MAPs, and only then

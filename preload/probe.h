@@ -313,13 +313,21 @@ uint64_t probe_timer_cpu_ns(struct probe_thread *t);
 
 /* ---- unwind.c ----------------------------------------------------------- */
 
-int probe_unwind_load(void);    /* 0 ok, -1 no libunwind (leaf-only stacks) */
+/*
+ * The constructor: libunwind now for PROBE_UNWIND=libunwind or check (0 ok,
+ * -1 none: stacks hold what cfi.c walks), else nothing yet.
+ */
+int probe_unwind_load(void);
+/*
+ * Normal context, where the program could call dlopen itself (its dlopen,
+ * pthread_create, posix_spawn): load libunwind now if code was loaded
+ * (loaded_code) or a walk needed it since, once.
+ */
+void probe_unwind_lazy(int loaded_code);
 /* Is pc in libunwind's code?  (Its sigprocmask calls are not the program's.) */
 int probe_unwind_owns(const void *pc);
 /* pc is in code our dlopen of libunwind loaded (the program had not).  Async-signal-safe. */
 int probe_unwind_ours(uint64_t pc);
-/* libunwind's one-time set-up, in normal context (the constructor). */
-void probe_unwind_prime(void);
 /*
  * SIGNAL CONTEXT.  Unwind t's interrupted context uc into buf (room for
  * PROBE_UNWIND_BUF entries): cfi.c's walk, else libunwind.  Returns the

@@ -575,6 +575,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return real_create(th, attr, fn, arg);
 	/* A normal-context moment: a lost connection, objects loaded unseen. */
 	probe_announce_maps();
+	probe_unwind_lazy(0);
 	s = malloc(sizeof *s);
 	if (s)
 		s->t = probe_thread_alloc();

@@ -8,8 +8,12 @@
  * symbol of it out of the global scope; we only dlsym what we call.
  *
  * cfi.c's walk comes first; libunwind takes the stacks it cannot walk:
- * while the collector has not learned a frame's rule yet, and frames cfi.c
- * does not follow (signal frames, CFA expressions, other stacks).  Never
+ * code loaded after the start whose rules the collector has not learned
+ * yet, and frames cfi.c does not follow (CFA expressions but the PLT's,
+ * other stacks).  So it is loaded only when first needed (probe_unwind_lazy:
+ * after a dlopen that loaded code, or at the next pthread_create or
+ * posix_spawn once a walk wanted it), not in the constructor, where it cost 230 us of every
+ * process's start; PROBE_UNWIND=libunwind and check load it at start.  Never
  * while the thread is inside the dynamic loader (loader.c): libunwind's
  * dl_iterate_phdr and its own lock could deadlock there, so such a sample
  * keeps what cfi.c's walk reached (with rules it reads from the loaded
@@ -23,7 +27,7 @@
  * every thread before its event is enabled.  The cursor keeps no state per
  * thread (libunwind's 16 bytes of TLS sit in glibc's static TLS, so
  * touching them allocates nothing), and its global caches are set up once
- * here, in the constructor.  It is slower: about 0.5 us a frame here (its
+ * here, in normal context, before it is used.  It is slower: about 0.5 us a frame here (its
  * global cache takes a lock with the signals masked, 4 sigprocmask calls
  * a frame; without the cache it was 3 times slower still), which is paid
  * only until the collector has learned the frames' rules.
@@ -123,54 +127,92 @@ int probe_unwind_owns(const void *pc)
 	return (uintptr_t)pc >= unw_lo && (uintptr_t)pc < unw_hi;
 }
 
-int probe_unwind_load(void)
+/*
+ * One walk of our own stack, in normal context: libunwind's one-time set-up
+ * (its locks, its global caches, its address-validation pipe) happens here
+ * and not in a signal handler.
+ */
+static void prime(init2_fn init)
 {
+	ucontext_t uc;
+	unw_cursor_t cur;
+
+	if (getcontext(&uc) < 0)
+		return;
+	probe_in_probe++;
+	if (init(&cur, (unw_context_t *)&uc, 0) == 0)
+		for (int i = 0; i < 4 && unw_step_(&cur) > 0; i++)
+			;
+	probe_in_probe--;
+}
+
+/*
+ * Load, find, prime, then publish unw_init2 (release): a handler on
+ * another thread uses libunwind only once it sees unw_init2, by then
+ * set up.  Inside the loader for this thread (probe_in_loader): a sample
+ * taken meanwhile is walked by cfi.c alone.
+ */
+static int load(void)
+{
+	init2_fn init;
 	void *h;
 
 	/* More objects than had[] holds: none is taken for ours (nown stays 0). */
+	nhad = 0;
 	dl_iterate_phdr(note_had, NULL);
+	probe_in_loader++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h = probe_real_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_in_loader--;
 	if (h && nhad < sizeof had / sizeof had[0])
 		dl_iterate_phdr(note_new, NULL);
 	if (!h) {
 		const char *e = dlerror();
 		probe_msg("cannot load libunwind.so.8 (%s); stacks will hold "
-			  "only the sampled address (install libunwind8)",
+			  "only what probe's own walk finds (install libunwind8)",
 			  e ? e : "not found");
 		return -1;
 	}
-	unw_init2 = (init2_fn)dlsym(h, "_ULx86_64_init_local2");
+	init = (init2_fn)dlsym(h, "_ULx86_64_init_local2");
 	unw_step_ = (step_fn)dlsym(h, "_ULx86_64_step");
 	unw_get_reg_ = (get_reg_fn)dlsym(h, "_ULx86_64_get_reg");
-	if (!unw_init2 || !unw_step_ || !unw_get_reg_) {
-		unw_init2 = NULL;
+	if (!init || !unw_step_ || !unw_get_reg_) {
 		probe_msg("libunwind.so.8 has no unw_init_local2; stacks will "
 			  "hold only what probe's own walk finds (libunwind "
 			  "older than 1.3?)");
 		return -1;
 	}
 	dl_iterate_phdr(find_text, (void *)(uintptr_t)unw_step_);
-	probe_unwind_prime();
+	prime(init);
+	__atomic_store_n(&unw_init2, init, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /*
- * One walk of our own stack, in normal context: libunwind's one-time set-up
- * (its locks, its global caches, its address-validation pipe) happens here
- * and not in a signal handler.
+ * libunwind is loaded when first needed, not at start (230 us of every
+ * process's start, most of what probe cost a short one): cfi.c's walk
+ * reads the rules of every object loaded at start from its .eh_frame in
+ * memory, so only code loaded later, before the collector learned its
+ * rules, and the rare frame cfi.c does not follow need it.  Normal context.
  */
-void probe_unwind_prime(void)
-{
-	ucontext_t uc;
-	unw_cursor_t cur;
+static int tried;                       /* libunwind loaded, or failed to */
+static int missed;                      /* a walk wanted libunwind (handler) */
 
-	if (!unw_init2 || getcontext(&uc) < 0)
+int probe_unwind_load(void)
+{
+	if (probe_cfg.unwind == PROBE_UNWIND_FAST)
+		return 0;               /* when first needed: probe_unwind_lazy */
+	tried = 1;
+	return load();
+}
+
+void probe_unwind_lazy(int loaded_code)
+{
+	if (tried || !(loaded_code || __atomic_load_n(&missed, __ATOMIC_RELAXED)))
 		return;
-	probe_in_probe++;
-	if (unw_init2(&cur, (unw_context_t *)&uc, 0) == 0)
-		for (int i = 0; i < 4 && unw_step_(&cur) > 0; i++)
-			;
-	probe_in_probe--;
+	tried = 1;
+	load();
 }
 
 /* SIGNAL CONTEXT. */
@@ -280,6 +322,14 @@ int probe_unwind(const struct probe_thread *t, void *uc, uint64_t *buf,
 	if (probe_cfg.unwind == PROBE_UNWIND_LIBUNWIND)
 		return unw(uc, out, NULL);
 	n = probe_cfi_walk(t, uc, out, (int)PROBE_WALK_MAX, NULL, &at);
+	if (n <= 0 && !__atomic_load_n(&unw_init2, __ATOMIC_ACQUIRE)) {
+		/* libunwind not loaded yet: load it at the next chance. */
+		__atomic_store_n(&missed, 1, __ATOMIC_RELAXED);
+		if (at.n <= 0)
+			return 0;
+		*partial = 1;           /* the frames up to where ours stopped */
+		return at.n;
+	}
 	if (n <= 0) {
 		if (at.n > 0) {         /* mixed code: ours through the JIT frames */
 			n = unw_on(uc, &at, out, &end);
@@ -334,15 +384,17 @@ static int unw_from(const void *ucv, const struct probe_walk_at *at,
 	unw_word_t ip;
 	int n = at->n;
 
+	init2_fn init = __atomic_load_n(&unw_init2, __ATOMIC_ACQUIRE);
+
 	end->n = 0;
-	if (!unw_init2 || n >= max)
+	if (!init || n >= max)
 		return n;
 	memcpy(&uc, ucv, sizeof uc);
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)at->rip;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)at->rsp;
 	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)at->rbp;
 	probe_in_probe++;
-	if (unw_init2(&cur, (unw_context_t *)&uc, 0) == 0) {
+	if (init(&cur, (unw_context_t *)&uc, 0) == 0) {
 		while (n < max && unw_step_(&cur) > 0) {
 			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
@@ -366,12 +418,14 @@ static int unw(void *ucv, uint64_t *buf, struct probe_walk_at *end)
 	unw_word_t ip;
 	int n = 0;
 
+	init2_fn init = __atomic_load_n(&unw_init2, __ATOMIC_ACQUIRE);
+
 	if (end)
 		end->n = 0;
-	if (!unw_init2)
+	if (!init)
 		return 0;
 	probe_in_probe++;
-	if (unw_init2(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) == 0) {
+	if (init(&cur, (unw_context_t *)ucv, UNW_INIT_SIGNAL_FRAME) == 0) {
 		do {
 			if (unw_get_reg_(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;

@@ -12,7 +12,8 @@
  * read without a crash or a read out of bounds (make sanitize runs this
  * under ASan) and answer with one of the rule kinds.  Then rules for JIT
  * code from its prologue (jitrule.c): CPython's trampoline, a frame-pointer
- * prologue, code it does not know, and random bytes.
+ * prologue, code it does not know, and random bytes.  And the PLT's CFA
+ * expression (PLT=ADDR in the environment: the .plt section's address).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -104,6 +105,29 @@ static void test_jit_rules(void)
 	ok(bad == 0, "20000 random functions: every answer NONE, RSP or RBP (%u not)", bad);
 }
 
+#define PLT_TESTS 4
+
+/*
+ * The lazy-binding PLT's CFA expression (cfa.h): a plain rsp rule for each
+ * address of an entry, rsp + 8 until its push, rsp + 16 from its byte 11.
+ * plt: the .plt section's address (02-cfi.t reads it with readelf).
+ */
+static void test_plt(const uint8_t *img, size_t n, const char *plt)
+{
+	static const struct { unsigned at; int cfa; } want[PLT_TESTS] = {
+		{ 16, 8 }, { 16 + 6, 8 }, { 16 + 11, 16 }, { 32 + 15, 16 },
+	};
+	uint64_t base = plt ? strtoull(plt, NULL, 16) : 0;
+
+	for (int i = 0; i < PLT_TESTS; i++) {
+		uint64_t r = base ? cfi_rule_in_image(img, n, base + want[i].at) : 0;
+
+		ok(base && rule_is(r, PROBE_RULE_RSP, want[i].cfa, 0, 0),
+		   ".plt+%u: CFA = rsp + %d, from the PLT's CFA expression (rule %llx)",
+		   want[i].at, want[i].cfa, (unsigned long long)r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = 0;
@@ -111,7 +135,7 @@ int main(int argc, char **argv)
 	int nf = argc - 2;
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-	plan(nf + 2 + JIT_TESTS);
+	plan(nf + 2 + JIT_TESTS + PLT_TESTS);
 	test_jit_rules();
 	if (!img) {
 		ok(0, "read %s", argc > 1 ? argv[1] : "(no file)");
@@ -126,6 +150,7 @@ int main(int argc, char **argv)
 	}
 	ok((cfi_rule_in_image(img, n, 0x10) & 15) != PROBE_RULE_RSP,
 	   "an address before any code has no rule");
+	test_plt(img, n, getenv("PLT"));
 
 	/* Damaged copies: flipped bytes, cut short; every answer a kind. */
 	uint8_t *copy = malloc(n);

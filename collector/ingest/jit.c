@@ -96,15 +96,30 @@ static int maps_in(const struct cfi_maps *m, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Executable, and backed by no file: JIT code (or a memfd JIT's double map). */
-static int jit_like(const char *perms, unsigned long inode, const char *path)
+/* Is path the file of a MAP (an object the process loaded)? */
+static int maps_path(const struct cfi_maps *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].path && !strcmp(m->v[i].path, path))
+			return 1;
+	return 0;
+}
+
+/*
+ * Executable, and backed by no file: JIT code (or a memfd JIT's double
+ * map).  Or an object's file mapped again where none of its MAPs is: node
+ * copies V8's builtins out of its own text (no CFI there either), which
+ * libunwind walked by frame pointer and libprobe's walk now does too.
+ */
+static int jit_like(const struct cfi_maps *m, const char *perms,
+		    unsigned long inode, const char *path)
 {
 	if (perms[2] != 'x')
 		return 0;
 	if (!strncmp(path, "/memfd:", 7))
 		return 1;
 	if (inode)
-		return 0;
+		return path[0] == '/' && maps_path(m, path);
 	return path[0] != '[' || !strncmp(path, "[anon:", 6);
 }
 
@@ -190,7 +205,7 @@ static int refresh(struct ingest_conn *c, struct probe_arena *a, struct jit_watc
 			jw->exec[jw->nexec].hi = hi;
 			jw->nexec++;
 		}
-		if (!jit_like(perms, inode, p) || maps_in(&c->maps, lo, hi)) {
+		if (!jit_like(&c->maps, perms, inode, p) || maps_in(&c->maps, lo, hi)) {
 			barrier |= perms[2] == 'x';     /* an object's code */
 			continue;
 		}

@@ -146,17 +146,22 @@ _Static_assert(PROBE_REC_MAX < PROBE_RING_MIN / 2, "a record fits half a ring");
 _Static_assert(PROBE_REC_MAX < 65536u, "a record's size fits its u16");
 
 /*
- * A frame rule, for one code address: where the CFA is (rsp or rbp plus an
- * offset), that the return address is at CFA-8, and whether rbp was saved
- * (at CFA+off) or is unchanged.  Packed: kind (bits 0-3), rbp saved (bit
- * 4), rbp offset (16-31), CFA offset (32-63).  NONE: no FDE covers the
- * address (code without CFI, as JIT code is): the handler walks that frame
- * by its frame pointer, rbp -> {caller's rbp, return address}; LAST: the
- * outermost frame (return address undefined); UNSUP: anything else (CFA
- * expressions, signal frames...): libunwind walks it.
+ * A frame rule, for one code address: where the CFA is (rsp, rbp or rbx
+ * plus an offset), that the return address is at CFA-8, and whether rbp
+ * was saved (at CFA+off) or is unchanged, and rbx the same.  Packed: kind
+ * (bits 0-3), rbp saved (bit 4), rbx saved (bit 5), rbx lost (bit 6: its
+ * rule is one the walk does not follow), rbx offset in words (7-15,
+ * signed), rbp offset (16-31), CFA offset (32-63).  NONE: no FDE covers
+ * the address (code without CFI, as JIT code is): the handler walks that
+ * frame by its frame pointer, rbp -> {caller's rbp, return address}; LAST:
+ * the outermost frame (return address undefined); RBX: the CFA is rbx
+ * plus the offset (ld.so's lazy-binding resolver, which realigns its
+ * stack); UNSUP: anything else (CFA expressions but the PLT's, signal
+ * frames...): libunwind walks it.  A reader that knows no RBX kind or rbx
+ * bits stops at RBX as at UNSUP and never needs rbx otherwise.
  */
 enum { PROBE_RULE_NONE, PROBE_RULE_RSP, PROBE_RULE_RBP, PROBE_RULE_LAST,
-       PROBE_RULE_UNSUP };
+       PROBE_RULE_UNSUP, PROBE_RULE_RBX };
 
 static inline uint64_t probe_rule_pack(unsigned kind, int rbp_saved,
 				       int rbp_off, int32_t cfa_off)
@@ -164,6 +169,27 @@ static inline uint64_t probe_rule_pack(unsigned kind, int rbp_saved,
 	return (uint64_t)kind | (uint64_t)(rbp_saved ? 1 : 0) << 4 |
 	       (uint64_t)(uint16_t)(int16_t)rbp_off << 16 |
 	       (uint64_t)(uint32_t)cfa_off << 32;
+}
+
+#define PROBE_RULE_RBX_SAVED 32u
+#define PROBE_RULE_RBX_LOST 64u
+
+/* rbx's part: saved at CFA + off (off a multiple of 8, |off| < 2 KiB), or lost. */
+static inline uint64_t probe_rule_rbx(uint64_t rule, int saved, int lost, int64_t off)
+{
+	if (lost || (saved && (off % 8 || off < -2048 || off > 2040)))
+		return rule | PROBE_RULE_RBX_LOST;
+	if (!saved)
+		return rule;
+	return rule | PROBE_RULE_RBX_SAVED | (uint64_t)((off / 8) & 511) << 7;
+}
+
+/* Where rbx was saved, from the CFA (with PROBE_RULE_RBX_SAVED). */
+static inline int64_t probe_rule_rbx_off(uint64_t rule)
+{
+	int64_t w = (int64_t)((rule >> 7) & 511);
+
+	return (w >= 256 ? w - 512 : w) * 8;
 }
 
 /* The set of a code address, and its place in want[]. */

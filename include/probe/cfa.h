@@ -30,14 +30,14 @@ static inline int64_t cfa_mul(int64_t a, int64_t b)
 	return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-/* Register rules we track: rbp (6) and the return address (16). */
+/* Register rules we track: rbx (3), rbp (6) and the return address (16). */
 enum { CFA_SAME, CFA_OFFSET, CFA_UNDEF, CFA_OTHER };
 struct cfa_regs {
 	int cfa_reg;
 	int64_t cfa_off;
-	int cfa_expr;
-	int rbp, ra;
-	int64_t rbp_off, ra_off;
+	int cfa_expr;                   /* CFA_EXPR_* (below) */
+	int rbx, rbp, ra;
+	int64_t rbx_off, rbp_off, ra_off;
 };
 
 struct cfa_cie {
@@ -51,7 +51,10 @@ struct cfa_cie {
 
 static inline void cfa_set_reg(struct cfa_regs *s, uint64_t reg, int how, int64_t off)
 {
-	if (reg == 6) {
+	if (reg == 3) {
+		s->rbx = how;
+		s->rbx_off = off;
+	} else if (reg == 6) {
 		s->rbp = how;
 		s->rbp_off = off;
 	} else if (reg == 16) {
@@ -63,10 +66,37 @@ static inline void cfa_set_reg(struct cfa_regs *s, uint64_t reg, int how, int64_
 /* DW_CFA_restore: the rule the CIE's initial instructions left. */
 static inline void cfa_restore_reg(struct cfa_regs *s, const struct cfa_regs *init, uint64_t reg)
 {
-	if (reg == 6)
+	if (reg == 3)
+		cfa_set_reg(s, reg, init->rbx, init->rbx_off);
+	else if (reg == 6)
 		cfa_set_reg(s, reg, init->rbp, init->rbp_off);
 	else if (reg == 16)
 		cfa_set_reg(s, reg, init->ra, init->ra_off);
+}
+
+/*
+ * The one CFA expression nearly every object has: its lazy-binding PLT's
+ * (binutils' x86-64 .plt, 16-byte entries: "jmp *GOT; push $n; jmp PLT0"),
+ *   DW_OP_breg7 (rsp) 8; DW_OP_breg16 (rip) 0; DW_OP_lit15; DW_OP_and;
+ *   DW_OP_lit11 (lit10 with -z bndplt); DW_OP_ge; DW_OP_lit3; DW_OP_shl;
+ *   DW_OP_plus
+ * that is, CFA = rsp + 8, plus 8 past the entry's push.  Returns
+ * CFA_EXPR_PLT + the literal (the rule then depends only on pc & 15, so
+ * each address gets a plain rsp rule), or CFA_EXPR_OTHER.  Stubs are where
+ * a sample lands often (every call to a shared library goes through one),
+ * and libunwind walked those stacks when this was not followed.
+ */
+enum { CFA_EXPR_NONE = 0, CFA_EXPR_OTHER = 1, CFA_EXPR_PLT = 32 };
+
+static inline int cfa_plt_expr(const uint8_t *p, size_t n)
+{
+	static const uint8_t plt[11] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a,
+					 0x3b, 0x2a, 0x33, 0x24, 0x22 };
+
+	if (n != sizeof plt || memcmp(p, plt, 6) != 0 ||
+	    memcmp(p + 7, plt + 7, 4) != 0 || (p[6] != 0x3a && p[6] != 0x3b))
+		return CFA_EXPR_OTHER;
+	return CFA_EXPR_PLT + (p[6] - 0x30);    /* DW_OP_lit0 is 0x30 */
 }
 
 /*
@@ -146,11 +176,11 @@ static inline int cfa_run(struct probe_rd *r, const struct cfa_cie *c, struct cf
 		case 0x0c:              /* def_cfa */
 			s->cfa_reg = (int)probe_rd_uleb(r);
 			s->cfa_off = (int64_t)probe_rd_uleb(r);
-			s->cfa_expr = 0;
+			s->cfa_expr = CFA_EXPR_NONE;
 			continue;
 		case 0x0d:              /* def_cfa_register */
 			s->cfa_reg = (int)probe_rd_uleb(r);
-			s->cfa_expr = 0;
+			s->cfa_expr = CFA_EXPR_NONE;
 			continue;
 		case 0x0e:              /* def_cfa_offset */
 			s->cfa_off = (int64_t)probe_rd_uleb(r);
@@ -159,8 +189,8 @@ static inline int cfa_run(struct probe_rd *r, const struct cfa_cie *c, struct cf
 			off = (int64_t)probe_rd_uleb(r);
 			if (off < 0 || off > r->end - r->p)
 				return -1;
+			s->cfa_expr = cfa_plt_expr(r->p, (size_t)off);
 			r->p += off;
-			s->cfa_expr = 1;
 			continue;
 		case 0x10:              /* expression */
 		case 0x16:              /* val_expression */
@@ -179,7 +209,7 @@ static inline int cfa_run(struct probe_rd *r, const struct cfa_cie *c, struct cf
 		case 0x12:              /* def_cfa_sf */
 			s->cfa_reg = (int)probe_rd_uleb(r);
 			s->cfa_off = cfa_mul(probe_rd_sleb(r), c->data_align);
-			s->cfa_expr = 0;
+			s->cfa_expr = CFA_EXPR_NONE;
 			continue;
 		case 0x13:              /* def_cfa_offset_sf */
 			s->cfa_off = cfa_mul(probe_rd_sleb(r), c->data_align);
@@ -303,6 +333,7 @@ static inline uint64_t cfa_rule_from_fde(const uint8_t *lo, const uint8_t *fde,
 	}
 	memset(&init, 0, sizeof init);
 	init.cfa_reg = -1;
+	init.rbx = CFA_SAME;
 	init.rbp = CFA_SAME;
 	init.ra = CFA_OTHER;
 	struct probe_rd ci = { .p = c.insns, .end = c.insns_end, .abs_adj = adj };
@@ -313,14 +344,26 @@ static inline uint64_t cfa_rule_from_fde(const uint8_t *lo, const uint8_t *fde,
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
 	if (s.ra == CFA_UNDEF)
 		return probe_rule_pack(PROBE_RULE_LAST, 0, 0, 0);
-	if (s.cfa_expr || (s.cfa_reg != 7 && s.cfa_reg != 6) ||
+	if (s.cfa_expr >= CFA_EXPR_PLT) {
+		/* The PLT's: rsp + 8, + 8 from the entry's byte (pc & 15) lit on. */
+		uint64_t lit = (uint64_t)(s.cfa_expr - CFA_EXPR_PLT);
+
+		s.cfa_expr = CFA_EXPR_NONE;
+		s.cfa_reg = 7;
+		s.cfa_off = 8 + ((pc & 15) >= lit ? 8 : 0);
+	}
+	if (s.cfa_expr || (s.cfa_reg != 7 && s.cfa_reg != 6 && s.cfa_reg != 3) ||
 	    s.ra != CFA_OFFSET || s.ra_off != -8 ||
 	    s.cfa_off < 8 || s.cfa_off > INT32_MAX ||
 	    (s.rbp != CFA_SAME && s.rbp != CFA_OFFSET) ||
 	    (s.rbp == CFA_OFFSET && (s.rbp_off < INT16_MIN || s.rbp_off > INT16_MAX)))
 		return probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
-	return probe_rule_pack(s.cfa_reg == 7 ? PROBE_RULE_RSP : PROBE_RULE_RBP, s.rbp == CFA_OFFSET,
-		    (int)s.rbp_off, (int32_t)s.cfa_off);
+	unsigned kind = s.cfa_reg == 7 ? PROBE_RULE_RSP :
+			s.cfa_reg == 6 ? PROBE_RULE_RBP : PROBE_RULE_RBX;
+	return probe_rule_rbx(probe_rule_pack(kind, s.rbp == CFA_OFFSET, (int)s.rbp_off,
+					      (int32_t)s.cfa_off),
+			      s.rbx == CFA_OFFSET, s.rbx != CFA_SAME && s.rbx != CFA_OFFSET,
+			      s.rbx_off);
 }
 
 #endif /* PROBE_CFA_H */
