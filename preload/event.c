@@ -302,14 +302,9 @@ int probe_event_open(struct probe_thread *t, pid_t tid, const char **step)
 /* Is a tracer (debugger, strace) attached to us? */
 static int traced(void)
 {
-	char buf[1024], *p;
-	size_t n = probe_read_file("/proc/self/status", buf, sizeof buf - 1);
+	const char *p = probe_status_field("TracerPid");
 
-	if (n == 0)
-		return 0;
-	buf[n] = 0;
-	p = strstr(buf, "TracerPid:");
-	return p && strtol(p + 10, NULL, 10) != 0;
+	return p && strtol(p, NULL, 10) != 0;
 }
 
 /* Does this kernel take sigtrap (5.13+)?  The same event, never enabled. */

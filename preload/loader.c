@@ -109,20 +109,14 @@ static void resolve(void)
 /* Is a user-space shadow stack on?  Then a mismatched return would fault. */
 static int shadow_stack_on(void)
 {
-	char buf[4096];
-	size_t n = probe_read_file("/proc/self/status", buf, sizeof buf - 1);
-	const char *p;
+	const char *p = probe_status_field("x86_Thread_features");
 
-	if (n == 0)
-		return 1;
-	buf[n] = 0;
-	p = strstr(buf, "x86_Thread_features:");
+	if (!probe_status_field("Pid"))
+		return 1;               /* unreadable: assume the worst */
 	if (!p)
 		return 0;
-	p += strlen("x86_Thread_features:");
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return strncmp(p, "shstk", 5) == 0 || strstr(p, " shstk") != NULL;
+	return strncmp(p, "shstk", 5) == 0 || (strstr(p, " shstk") != NULL &&
+					       strstr(p, " shstk") < strchrnul(p, '\n'));
 }
 
 void probe_loader_init(void)

@@ -575,6 +575,8 @@ int probe_open_ro(const char *path);
 void probe_close_own(int fd);
 /* Up to cap bytes of a (/proc) file, through probe_open_ro; 0 on failure. */
 size_t probe_read_file(const char *path, char *out, size_t cap);
+/* The value of a /proc/self/status field (to the line's end), or NULL. */
+const char *probe_status_field(const char *name);
 
 /* ---- loader.c ----------------------------------------------------------- */
 

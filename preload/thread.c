@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,35 @@ int probe_thread_open_first(struct probe_thread *t)
 	return -1;
 }
 
+/* The loader's: the top of the initial thread's stack, where _start began. */
+extern void *__libc_stack_end;
+
+/*
+ * The initial thread's stack, as pthread_getattr_np finds its top (the
+ * page above __libc_stack_end) but without the /proc/self/maps read it
+ * does for the bottom (20 to 40 us of every process's start): the bottom
+ * is the stack limit below the top (1 GiB at most), which only bounds
+ * where an interrupted rsp may be.  -1 when sp is not on that stack (a
+ * fork child of another thread: its thread's stack).
+ */
+static int initial_stack(struct probe_thread *t)
+{
+	uint64_t hi, lim = 1ull << 30, sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	struct rlimit rl;
+
+	if (!__libc_stack_end)
+		return -1;
+	hi = ((uint64_t)(uintptr_t)__libc_stack_end & ~4095ull) + 4096;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	if (sp >= hi || hi - sp >= lim)
+		return -1;
+	t->stack_lo = hi - lim;
+	t->stack_hi = hi;
+	return 0;
+}
+
 void probe_thread_attach_self(struct probe_thread *t)
 {
 	pthread_attr_t a;
@@ -349,7 +379,9 @@ void probe_thread_attach_self(struct probe_thread *t)
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	take_slot(t, name);
 	/* Its stack's bounds, for cfi.c's walk (which reads nothing else). */
-	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+	if (initial_stack(t) == 0) {
+		/* the initial thread's, found without reading /proc */
+	} else if (pthread_getattr_np(pthread_self(), &a) == 0) {
 		if (pthread_attr_getstack(&a, &addr, &size) == 0) {
 			t->stack_lo = (uint64_t)(uintptr_t)addr;
 			t->stack_hi = t->stack_lo + size;
@@ -612,11 +644,16 @@ int probe_thread_init(void)
 
 void probe_threads_adopt_existing(void)
 {
-	DIR *d = opendir("/proc/self/task");
+	const char *threads = probe_status_field("Threads");
+	DIR *d;
 	struct dirent *e;
 	pid_t self = gettid();
 	char name[17];
 
+	/* Only this one (nearly always, before main): no directory to read. */
+	if (threads && strtol(threads, NULL, 10) == 1)
+		return;
+	d = opendir("/proc/self/task");
 	if (!d)
 		return;
 	while ((e = readdir(d)) != NULL) {
