@@ -210,6 +210,9 @@ struct sampler *sampler_open(const int *tasks, size_t ntasks, int all,
 		probe_oom();
 	s->tr = outside_new(&o, smp->event, emit, s);
 	s->watch_all = all;
+	/* -a: its events count from their open, so every process is seen now or in a record. */
+	if (all)
+		outside_seed_names(s->tr);
 	if (!all)
 		keep_procs(s, tasks, ntasks);
 	return s;

@@ -6,6 +6,7 @@
  */
 #include "outside/translate.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -21,6 +22,13 @@
 #include "probe/wire.h"
 #include "outside/unwind_copy.h"
 #include "util.h"
+
+/* A process's name when the events started (-a): perf's synthesized COMMs. */
+struct oname {
+	uint32_t pid;
+	char comm[16];
+	UT_hash_handle hh;
+};
 
 struct omap {
 	uint64_t start, end, bias, pgoff;
@@ -57,8 +65,10 @@ struct oproc {
 	UT_hash_handle hh;
 };
 
+
 struct outside {
 	struct perfring_opts o;
+	struct oname *names;            /* outside_seed_names */
 	char *event;
 	outside_emit_fn emit;
 	void *ctx;
@@ -77,9 +87,15 @@ static struct oproc *proc_get(struct outside *x, uint32_t pid)
 	struct oproc *p;
 	HASH_FIND(hh, x->procs, &pid, sizeof pid, p);
 	if (!p) {
+		struct oname *o;
+
 		p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
 		p->threads = 1;
+		/* There at the start: its name then (its children's, until exec). */
+		HASH_FIND(hh, x->names, &pid, sizeof pid, o);
+		if (o)
+			memcpy(p->comm, o->comm, sizeof p->comm);
 		HASH_ADD(hh, x->procs, pid, sizeof p->pid, p);
 	}
 	return p;
@@ -151,6 +167,12 @@ static void send_hello(struct outside *x, struct oproc *p, const char *comm_hint
 		comm_hint = p->comm;
 	if (!proc_read(p->pid, "comm", comm, sizeof comm) && comm_hint)
 		snprintf(comm, sizeof comm, "%s", comm_hint);
+	if (!comm[0]) {         /* gone, and no record named it: as at the start */
+		struct oname *o;
+		HASH_FIND(hh, x->names, &p->pid, sizeof p->pid, o);
+		if (o)
+			snprintf(comm, sizeof comm, "%s", o->comm);
+	}
 	comm[strcspn(comm, "\n")] = 0;
 	size_t alen = proc_read(p->pid, "cmdline", args, sizeof args);
 	probe_wbuf_init(&w, x->buf, PROBE_FRAME_MAX);
@@ -768,6 +790,30 @@ void outside_started(struct outside *x, uint64_t now)
 	x->start = now;
 }
 
+void outside_seed_names(struct outside *x)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char *end, comm[64];
+		unsigned long pid = strtoul(e->d_name, &end, 10);
+		struct oname *o;
+
+		if (*end || !pid || pid > UINT32_MAX ||
+		    !proc_read((uint32_t)pid, "comm", comm, sizeof comm))
+			continue;
+		o = xcalloc(1, sizeof(*o));
+		o->pid = (uint32_t)pid;
+		comm[strcspn(comm, "\n")] = 0;
+		comm[sizeof o->comm - 1] = 0;
+		memcpy(o->comm, comm, sizeof o->comm);
+		HASH_ADD(hh, x->names, pid, sizeof o->pid, o);
+	}
+	if (d)
+		closedir(d);
+}
+
 struct outside *outside_new(const struct perfring_opts *o, const char *event_name,
 			    outside_emit_fn emit, void *ctx)
 {
@@ -793,6 +839,11 @@ void outside_free(struct outside *x)
 	struct oproc *p, *tmp;
 	HASH_ITER(hh, x->procs, p, tmp)
 		proc_drop(x, p);
+	struct oname *o, *otmp;
+	HASH_ITER(hh, x->names, o, otmp) {
+		HASH_DEL(x->names, o);
+		free(o);
+	}
 	free(x->event);
 	free(x->buf);
 	free(x);

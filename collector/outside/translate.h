@@ -57,6 +57,12 @@ struct outside_stats {
 void outside_stats(const struct outside *x, struct outside_stats *st);
 /* When the events started counting (off-CPU time counts from there). */
 void outside_started(struct outside *x, uint64_t now);
+/*
+ * -a, once its events count: every process's name now, for one that ends
+ * before its first record is read (no FORK or COMM record named it, and
+ * /proc no longer does): perf synthesizes the same COMMs at its start.
+ */
+void outside_seed_names(struct outside *x);
 /* At the end: each wait still going, until now, and every sum left. */
 void outside_flush(struct outside *x, uint64_t now);
 /* At the end: tid, a thread asked for that no record came from, waited
