@@ -26,9 +26,10 @@ UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 PB_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libprotobuf-c 2>/dev/null)
 PB_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c 2>/dev/null)
 PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
-# probe agent: libmicrohttpd serves profiles, libcurl pushes them.
+# probe agent: libmicrohttpd serves profiles, libcurl pushes them.  Their
+# headers only: the agent loads them when it needs them (agent/netlib.h).
 NET_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd libcurl 2>/dev/null)
-NET_LIBS   := $(shell $(PKG_CONFIG) --libs libmicrohttpd libcurl 2>/dev/null) -lpthread
+NET_LIBS   := -lpthread -ldl
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g

@@ -11,13 +11,19 @@
 #   go tool pprof reads; with the backend answering 500, or not answering,
 #   the programs and pulls carry on, SIGTERM still ends the agent promptly,
 #   and what could not be sent is counted.
+#   libcurl and libmicrohttpd: loaded by the agent, not linked.
 . "$(dirname "$0")/lib.sh"
 command -v go >/dev/null 2>&1 ||
 	skip_all "no go command (Debian golang-go): go tool pprof is the client checked"
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 49
+plan 50
+
+# libcurl and libmicrohttpd are loaded by the agent when it needs them, not
+# by every probe command (agent/netlib.h): the pushes and pulls below use them.
+ldd "$PROBE" | grep -Eq 'libcurl|libmicrohttpd'
+is "$?" 1 "probe does not link libcurl or libmicrohttpd (the agent loads them)"
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # flat TOP NAME: flat % of the go tool pprof -top row named exactly NAME

@@ -25,6 +25,7 @@
  * of it and cleans up as for any client that hangs up.
  */
 #include "agent/httpd_int.h"
+#include "agent/netlib.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -236,7 +237,7 @@ static void awaiting(struct httpd *h, struct conn *cn, uint64_t now, uint64_t rx
 /* A connection opened: whose, and room for it. */
 static void conn_open(struct httpd *h, struct MHD_Connection *c, void **ctx)
 {
-	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+	const union MHD_ConnectionInfo *i = NET(MHD_get_connection_info)(c,
 					MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct conn *cn = xcalloc(1, sizeof(*cn));
 	cn->fd = i ? i->connect_fd : -1;
@@ -335,7 +336,7 @@ static void sweep(struct httpd *h, uint64_t now)
 
 static struct conn *conn_of(struct MHD_Connection *c)
 {
-	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c,
+	const union MHD_ConnectionInfo *i = NET(MHD_get_connection_info)(c,
 						MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return i ? i->socket_context : NULL;
 }
@@ -345,16 +346,16 @@ static struct conn *conn_of(struct MHD_Connection *c)
 enum MHD_Result httpi_answer(struct MHD_Connection *c, unsigned code, const char *type,
 			     void *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	struct MHD_Response *r = NET(MHD_create_response_from_buffer)(len, body, mode);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	NET(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	NET(MHD_add_response_header)(r, "X-Content-Type-Options", "nosniff");
 	if (strcmp(type, "application/octet-stream") == 0)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
+		NET(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION,
 					"attachment; filename=\"profile\"");
-	enum MHD_Result ok = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+	enum MHD_Result ok = NET(MHD_queue_response)(c, code, r);
+	NET(MHD_destroy_response)(r);
 	return ok;
 }
 
@@ -418,7 +419,7 @@ static void park(struct httpd *h, struct req *r)
 {
 	r->state = R_WAITING;
 	link_req(&h->waiting, r);
-	MHD_suspend_connection(r->conn);
+	NET(MHD_suspend_connection)(r->conn);
 	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = r };
 	r->fd = r->cn ? r->cn->fd : -1;
 	if (r->fd >= 0 && epoll_ctl(h->pfd, EPOLL_CTL_ADD, r->fd, &ev) < 0)
@@ -549,9 +550,9 @@ enum { PROF_CPU, PROF_HEAP, PROF_ALLOCS };
 static enum MHD_Result start_profile(struct httpd *h, struct MHD_Connection *c, struct req *r,
 				     int kind)
 {
-	const char *sec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "seconds");
-	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
-	const char *comm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "comm");
+	const char *sec = NET(MHD_lookup_connection_value)(c, MHD_GET_ARGUMENT_KIND, "seconds");
+	const char *pid = NET(MHD_lookup_connection_value)(c, MHD_GET_ARGUMENT_KIND, "pid");
+	const char *comm = NET(MHD_lookup_connection_value)(c, MHD_GET_ARGUMENT_KIND, "comm");
 	long secs = sec ? number(sec, 1, HTTPD_MAX_SECONDS) : 30;
 	int answered;
 	enum MHD_Result a;
@@ -697,6 +698,8 @@ static int watch_start(struct httpd *h, int efd)
 
 struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcache **syms)
 {
+	if (netlib_mhd("--http") < 0)
+		return NULL;
 	struct httpd *h = xcalloc(1, sizeof(*h));
 	h->procs = procs;
 	h->syms = syms;
@@ -708,7 +711,7 @@ struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcach
 		free(h);
 		return NULL;
 	}
-	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+	h->d = NET(MHD_start_daemon)(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
 				0, NULL, NULL, on_request, h,
 				MHD_OPTION_EXTERNAL_LOGGER, on_log, h,
 				MHD_OPTION_LISTEN_SOCKET, h->lfd,
@@ -719,12 +722,12 @@ struct httpd *httpd_start(const char *spec, struct aprocs *procs, struct symcach
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)(HTTPD_CONNECTIONS + 64),
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_IDLE_S,
 				MHD_OPTION_END);
-	const union MHD_DaemonInfo *i = h->d ? MHD_get_daemon_info(h->d,
+	const union MHD_DaemonInfo *i = h->d ? NET(MHD_get_daemon_info)(h->d,
 						MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	if (!i || watch_start(h, i->epoll_fd) < 0) {
 		probe_err("--http %s: the HTTP server (libmicrohttpd) could not start", spec);
 		if (h->d)
-			MHD_stop_daemon(h->d);  /* closes lfd */
+			NET(MHD_stop_daemon)(h->d);  /* closes lfd */
 		else
 			close(h->lfd);
 		if (h->pfd >= 0)
@@ -755,7 +758,7 @@ static void cancel(struct httpd *h, struct req *r)
 	r->sink = NULL;
 	r->state = R_GONE;
 	h->cancelled++;
-	MHD_resume_connection(r->conn);
+	NET(MHD_resume_connection)(r->conn);
 }
 
 void httpd_run(struct httpd *h)
@@ -766,7 +769,7 @@ void httpd_run(struct httpd *h)
 		if (evs[i].data.ptr != h)
 			cancel(h, evs[i].data.ptr);
 	sweep(h, now_ns());
-	MHD_run(h->d);
+	NET(MHD_run)(h->d);
 	h->hush = 0;
 }
 
@@ -775,7 +778,7 @@ int httpd_timeout(struct httpd *h)
 	MHD_UNSIGNED_LONG_LONG t;
 	uint64_t now = now_ns();
 	long ms = -1;
-	if (MHD_get_timeout(h->d, &t) == MHD_YES)
+	if (NET(MHD_get_timeout)(h->d, &t) == MHD_YES)
 		ms = t > 60000 ? 60000 : (long)t;
 	for (struct req *r = h->waiting; r; r = r->next) {
 		long d = r->due > now ? (long)((r->due - now) / 1000000 + 1) : 0;
@@ -813,13 +816,13 @@ void httpd_tick(struct httpd *h, int final)
 		link_req(&h->sending, r);
 		if (r->cn)      /* from now: writing the others took time */
 			sending(h, r->cn, now_ns() + HTTPD_SEND_S * NS);
-		MHD_resume_connection(r->conn);
+		NET(MHD_resume_connection)(r->conn);
 	}
 }
 
 unsigned httpd_connections(const struct httpd *h)
 {
-	const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d,
+	const union MHD_DaemonInfo *i = NET(MHD_get_daemon_info)(h->d,
 						MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 	return i ? i->num_connections : 0;
 }
@@ -838,7 +841,7 @@ void httpd_stop(struct httpd *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);          /* closes lfd too */
+	NET(MHD_stop_daemon)(h->d);          /* closes lfd too */
 	close(h->pfd);
 	if (h->nl >= 0)
 		close(h->nl);

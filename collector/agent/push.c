@@ -7,7 +7,6 @@
  */
 #include "agent/push.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/netlib.h"
 #include "util.h"
 
 struct item {
@@ -111,30 +111,30 @@ static size_t discard(char *ptr, size_t size, size_t n, void *cls)
 static int send_one(struct pusher *p, const struct item *it, char *err, size_t ecap)
 {
 	char *url = xasprintf("%s/ingest?%s", p->base, it->query);
-	struct curl_slist *hdr = curl_slist_append(NULL,
+	struct curl_slist *hdr = NET(curl_slist_append)(NULL,
 						   "Content-Type: application/octet-stream");
 	CURL *c = p->curl;
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "probe-agent/" PROBE_VERSION);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)PUSH_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-	CURLcode rc = curl_easy_perform(c);
+	NET(curl_easy_reset)(c);
+	NET(curl_easy_setopt)(c, CURLOPT_URL, url);
+	NET(curl_easy_setopt)(c, CURLOPT_POST, 1L);
+	NET(curl_easy_setopt)(c, CURLOPT_POSTFIELDS, (const char *)it->body);
+	NET(curl_easy_setopt)(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	NET(curl_easy_setopt)(c, CURLOPT_HTTPHEADER, hdr);
+	NET(curl_easy_setopt)(c, CURLOPT_USERAGENT, "probe-agent/" PROBE_VERSION);
+	NET(curl_easy_setopt)(c, CURLOPT_TIMEOUT_MS, (long)PUSH_TIMEOUT_MS);
+	NET(curl_easy_setopt)(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	NET(curl_easy_setopt)(c, CURLOPT_NOSIGNAL, 1L);
+	NET(curl_easy_setopt)(c, CURLOPT_WRITEFUNCTION, discard);
+	NET(curl_easy_setopt)(c, CURLOPT_NOPROGRESS, 0L);
+	NET(curl_easy_setopt)(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	NET(curl_easy_setopt)(c, CURLOPT_XFERINFODATA, p);
+	CURLcode rc = NET(curl_easy_perform)(c);
 	long code = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hdr);
+	NET(curl_easy_getinfo)(c, CURLINFO_RESPONSE_CODE, &code);
+	NET(curl_slist_free_all)(hdr);
 	free(url);
 	if (rc != CURLE_OK) {
-		snprintf(err, ecap, "%s", curl_easy_strerror(rc));
+		snprintf(err, ecap, "%s", NET(curl_easy_strerror)(rc));
 		return 1;
 	}
 	if (code >= 200 && code < 300)
@@ -224,7 +224,9 @@ struct pusher *push_start(const char *base_url, size_t queue_bytes)
 		probe_err("--push %s: give the backend's URL, http://HOST:PORT", base_url);
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+	if (netlib_curl("--push") < 0)
+		return NULL;
+	if (NET(curl_global_init)(CURL_GLOBAL_DEFAULT) != 0) {
 		probe_err("--push: libcurl could not start");
 		return NULL;
 	}
@@ -234,7 +236,7 @@ struct pusher *push_start(const char *base_url, size_t queue_bytes)
 	size_t n = strlen(p->base);
 	while (n > 0 && p->base[n - 1] == '/')
 		p->base[--n] = 0;
-	p->curl = curl_easy_init();
+	p->curl = NET(curl_easy_init)();
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -245,7 +247,7 @@ struct pusher *push_start(const char *base_url, size_t queue_bytes)
 	if (e != 0) {
 		probe_err("--push: cannot start its thread: %s", strerror(e));
 		if (p->curl)
-			curl_easy_cleanup(p->curl);
+			NET(curl_easy_cleanup)(p->curl);
 		free(p->base);
 		free(p);
 		return NULL;
@@ -275,8 +277,8 @@ void push_free(struct pusher *p)
 {
 	if (!p)
 		return;
-	curl_easy_cleanup(p->curl);
-	curl_global_cleanup();
+	NET(curl_easy_cleanup)(p->curl);
+	NET(curl_global_cleanup)();
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p->base);
