@@ -13,19 +13,19 @@
  * development VM).  The table: 1024 sets of 4 {key, rule} slots, a set per
  * 64-byte line, so a lookup costs one line.
  *
- * A rule says, for one code address, where the frame's CFA is (rsp or rbp
- * plus an offset), that the return address is at CFA-8, and whether rbp was
- * saved (at CFA+off) or is unchanged.  That is what DWARF CFI says for
- * nearly all x86-64 code (the PLT's CFA expression too: cfa.h); anything
- * else (other CFA expressions, registers saved in registers) is cached as
- * "unsupported" and its stacks go to libunwind.  A frame whose rule is not
- * cached yet is read by the handler itself from the in-memory .eh_frame of
- * its object when that object was loaded at start (local_rule), and only
- * else goes to libunwind: so libunwind is needed only for code loaded
- * later, before the collector learned its rules (unwind.c loads it then,
- * not at start).  A signal
- * frame (the kernel's return to __restore_rt, whose rule is an expression)
- * is stepped here, from the ucontext it holds (is_sigreturn): checked
+ * A rule says, for one code address, where the frame's CFA is (rsp, rbp or
+ * rbx plus an offset), that the return address is at CFA-8, and whether
+ * rbp and rbx were saved (at CFA+off) or are unchanged.  That is what DWARF
+ * CFI says for nearly all x86-64 code (the PLT's CFA expression too:
+ * cfa.h); anything else (other CFA expressions, return addresses in
+ * registers) is cached as "unsupported" and its stacks go to libunwind.  A
+ * frame whose rule is not cached yet is read by the handler itself from
+ * the in-memory .eh_frame of its object when that object was loaded at
+ * start (local_rule), and only else goes to libunwind: so libunwind is
+ * needed only for code loaded later, before the collector learned its
+ * rules (unwind.c loads it then, not at start).  A signal frame (the
+ * kernel's return to __restore_rt, whose rule is an expression) is stepped
+ * here, from the ucontext it holds (is_sigreturn): checked
  * against libunwind (PROBE_UNWIND=check), 0 of 402 stacks through it
  * differed.
  *
@@ -169,7 +169,7 @@ static int local_rule(uint64_t pc, uint64_t *rule)
 	*rule = cfa_rule_from_fde(keep[k].eh_lo, fde, keep[k].eh_hi,
 				  (int64_t)keep[k].bias, pc);
 	unsigned kind = *rule & 15;
-	/* NONE: no FDE covers pc (V8's builtins in node): by frame pointer, as the collector says. */
+	/* NONE: no FDE covers pc (V8's builtins in node): by frame pointer. */
 	return kind == PROBE_RULE_RSP || kind == PROBE_RULE_RBP ||
 	       kind == PROBE_RULE_RBX || kind == PROBE_RULE_LAST ||
 	       kind == PROBE_RULE_NONE;
@@ -293,7 +293,7 @@ static int in_jit(uint64_t pc)
 struct regs {
 	uint64_t rip, rsp, rbp, rbx;
 	int rbp_lost;                   /* rbp unknown (a frame found by scanning) */
-	int rbx_lost;                   /* rbx unknown (the same, or a rule we do not follow) */
+	int rbx_lost;                   /* rbx unknown (so, or a rule not followed) */
 };
 
 /*

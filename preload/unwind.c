@@ -10,10 +10,11 @@
  * cfi.c's walk comes first; libunwind takes the stacks it cannot walk:
  * code loaded after the start whose rules the collector has not learned
  * yet, and frames cfi.c does not follow (CFA expressions but the PLT's,
- * other stacks).  So it is loaded only when first needed (probe_unwind_lazy:
- * after a dlopen that loaded code, or at the next pthread_create or
- * posix_spawn once a walk wanted it), not in the constructor, where it cost 230 us of every
- * process's start; PROBE_UNWIND=libunwind and check load it at start.  Never
+ * other stacks).  So it is loaded only when first needed
+ * (probe_unwind_lazy: after a dlopen that loaded code, or at the next
+ * pthread_create or posix_spawn once a walk wanted it), not in the
+ * constructor, where it cost 230 us of every process's start;
+ * PROBE_UNWIND=libunwind and check load it at start.  Never
  * while the thread is inside the dynamic loader (loader.c): libunwind's
  * dl_iterate_phdr and its own lock could deadlock there, so such a sample
  * keeps what cfi.c's walk reached (with rules it reads from the loaded
@@ -27,10 +28,10 @@
  * every thread before its event is enabled.  The cursor keeps no state per
  * thread (libunwind's 16 bytes of TLS sit in glibc's static TLS, so
  * touching them allocates nothing), and its global caches are set up once
- * here, in normal context, before it is used.  It is slower: about 0.5 us a frame here (its
- * global cache takes a lock with the signals masked, 4 sigprocmask calls
- * a frame; without the cache it was 3 times slower still), which is paid
- * only until the collector has learned the frames' rules.
+ * here, in normal context, before it is used.  It is slower: about 0.5 us
+ * a frame here (its global cache takes a lock with the signals masked, 4
+ * sigprocmask calls a frame; without the cache it was 3 times slower
+ * still), which is paid only for the stacks cfi.c cannot walk.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -84,7 +85,8 @@ static int note_new(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
 			own[nown].lo = info->dlpi_addr + ph->p_vaddr;
 			own[nown].hi = own[nown].lo + ph->p_memsz;
-			nown++;
+			/* Loaded while handlers run: the range before the count. */
+			__atomic_store_n(&nown, nown + 1, __ATOMIC_RELEASE);
 		}
 	}
 	return 0;
@@ -93,7 +95,9 @@ static int note_new(struct dl_phdr_info *info, size_t size, void *arg)
 /* Async-signal-safe: is pc in code that only our libunwind brought in? */
 int probe_unwind_ours(uint64_t pc)
 {
-	for (unsigned i = 0; i < nown; i++)
+	unsigned n = __atomic_load_n(&nown, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < n; i++)
 		if (pc >= own[i].lo && pc < own[i].hi)
 			return 1;
 	return 0;
@@ -209,9 +213,12 @@ int probe_unwind_load(void)
 
 void probe_unwind_lazy(int loaded_code)
 {
-	if (tried || !(loaded_code || __atomic_load_n(&missed, __ATOMIC_RELAXED)))
+	if (__atomic_load_n(&tried, __ATOMIC_ACQUIRE) ||
+	    !(loaded_code || __atomic_load_n(&missed, __ATOMIC_RELAXED)))
 		return;
-	tried = 1;
+	/* Two threads at it (pthread_create on both): one loads. */
+	if (__atomic_exchange_n(&tried, 1, __ATOMIC_ACQ_REL))
+		return;
 	load();
 }
 

@@ -54,9 +54,15 @@ static int rule_step(struct walk *w, uint64_t rule)
 		return -1;
 	if (rule & 16) {
 		uint64_t at = cfa + (uint64_t)(int64_t)(int16_t)(rule >> 16);
-		if (word(w, at, &w->rbp) < 0)
-			return -1;
-		w->rbp_lost = 0;
+		/*
+		 * Below rsp: popped in an epilogue whose CFI keeps rbp's rule
+		 * (GCC's): rbp holds the caller's value again (preload/cfi.c).
+		 */
+		if (at >= w->rsp) {
+			if (word(w, at, &w->rbp) < 0)
+				return -1;
+			w->rbp_lost = 0;
+		}
 	}
 	w->rsp = cfa;
 	w->rip = ra;
