@@ -10,7 +10,7 @@
 #  - The realtime signal queue exhausted (RLIMIT_SIGPENDING 0 and 4, 16
 #    threads at 10 kHz): with PROBE_SIGNAL the kernel's fallback SIGIO never
 #    kills the program; its output is the same, every thread is sampled, and
-#    probe says so once.  With the default SIGTRAP the limit does not apply:
+#    probe says so once (with room for 4, when the queue filled at all).  With the default SIGTRAP the limit does not apply:
 #    the same, and nothing said.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fault.sh"
@@ -50,8 +50,15 @@ for how in RTMIN+6 TRAP; do
 		compare "signal queue $q, $how" "$u" prlimit --sigpending=$q "$GT/gt_many" 16 100
 		k=$(threads_sampled "$T/rec.probe")
 		is "$k" 16 "signal queue $q, $how ($u): all 16 threads sampled"
-		is "$(grep -c '^probe: the realtime signal queue was full' "$T/probe.err")" $said \
-			"signal queue $q, $how ($u): said $said times"
+		n=$(grep -c '^probe: the realtime signal queue was full' "$T/probe.err")
+		if [ $q = 4 ] && [ $said = 1 ]; then
+			# Room for 4: the queue fills only when 5 signals wait at
+			# once (threads preempted with one pending); in 1 run of 15
+			# it never did.  Said once if it did, never twice.
+			[ "$n" -le 1 ]; ok $? "signal queue $q, $how ($u): said at most once ($n)"
+		else
+			is "$n" $said "signal queue $q, $how ($u): said $said times"
+		fi
 	done
 done
 unset PROBE_SIGNAL

@@ -187,8 +187,9 @@ void rec_outside_summary(const struct recorder *r)
 			  "thread left the CPU", t.waits,
 			  100.0 * (double)(t.waits - t.waits_unseen) / (double)t.waits);
 	if (t.dropped)
-		probe_err("%" PRIu64 " sample%s with no user stack (kernel threads, or "
-			  "in the kernel only) left out", t.dropped, t.dropped == 1 ? "" : "s");
+		probe_err("%" PRIu64 " sample%s with no user stack or no process (kernel "
+			  "threads, in the kernel only, or a process's last moments, after "
+			  "its pid was released) left out", t.dropped, t.dropped == 1 ? "" : "s");
 	if (t.bad)
 		probe_err("%" PRIu64 " perf record%s did not decode", t.bad,
 			  t.bad == 1 ? "" : "s");

@@ -505,8 +505,14 @@ static void on_sample(struct outside *x, const struct perfring_rec *r)
 	uint64_t f[PROBE_MAX_FRAMES], k[PROBE_MAX_FRAMES];
 	uint32_t nu, nk = x->o.kernel ? kernel_frames(r, k, PROBE_MAX_FRAMES / 2) : 0;
 	int cs = r->u.sample.cs;
-	if (r->pid == 0 || (!nk && !r->u.sample.have_regs && !perfring_user_chain(r, &nu))) {
-		x->st.dropped += !cs;   /* idle, or a kernel thread with no kernel frames */
+	/*
+	 * Idle; a task at the very end of its exit, its pid already released
+	 * (the kernel says -1: nobody to show it under); or a kernel thread
+	 * with no kernel frames.
+	 */
+	if (r->pid == 0 || r->pid == UINT32_MAX ||
+	    (!nk && !r->u.sample.have_regs && !perfring_user_chain(r, &nu))) {
+		x->st.dropped += !cs;
 		return;
 	}
 	struct oproc *p = proc_get(x, r->pid);

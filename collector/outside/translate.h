@@ -48,7 +48,7 @@ struct outside *outside_new(const struct perfring_opts *o, const char *event_nam
 void outside_free(struct outside *x);
 void outside_record(struct outside *x, const struct perfring_rec *r);
 struct outside_stats {
-	uint64_t dropped;       /* samples with no user frames */
+	uint64_t dropped;       /* samples with no user frames, or no pid */
 	uint64_t dwarf, fp;     /* stacks from the copy's walk, from the chain */
 	uint64_t truncated;     /* ... of the first, cut by the copy's size */
 	uint64_t waits;         /* off-CPU samples (switches) */
