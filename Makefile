@@ -79,7 +79,8 @@ BENCH_SPIN   := $(BUILD)/bench_spin
 # --wake: what a block and wake costs under --off-cpu; --alloc: what an
 # allocation costs under --alloc.
 BENCH_PROGS  := $(BUILD)/bench_stdio $(BUILD)/bench_threads $(BUILD)/bench_kill \
-	$(BUILD)/bench_wake $(BUILD)/bench_alloc $(BUILD)/bench_passthru.so
+	$(BUILD)/bench_wake $(BUILD)/bench_alloc $(BUILD)/bench_passthru.so \
+	$(BUILD)/bench_floor.so
 
 LIBPROBE := $(BUILD)/libprobe.so
 LIBPROBE_OFFCPU := $(BUILD)/libprobe-offcpu.so
@@ -206,6 +207,10 @@ $(BENCH_SPIN): scripts/bench_spin.c tests/gt_work.h
 $(BUILD)/bench_passthru.so: scripts/bench_passthru.c
 	@mkdir -p $(@D)
 	$(CC) $(GT_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+$(BUILD)/bench_floor.so: scripts/bench_floor.c
+	@mkdir -p $(@D)
+	$(CC) $(GT_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
 
 $(BUILD)/bench_%: scripts/bench_%.c tests/gt_work.h
 	@mkdir -p $(@D)
