@@ -449,6 +449,7 @@ void rec_run_loop(struct recorder *r)
 			recfile_flush(&r->out);
 			last_flush = now;
 		}
+		recfile_idle(&r->out, now);
 		if ((r->child_done && r->interrupted) || stop_due(r, now))
 			break;
 		if (r->all_gone) {
@@ -510,6 +511,7 @@ void rec_nocmd_loop(struct recorder *r)
 			recfile_flush(&r->out);
 			last_flush = now;
 		}
+		recfile_idle(&r->out, now);
 		int alive = 0;
 		for (unsigned i = 0; i < r->nsmps; i++)
 			alive |= sampler_alive(r->smps[i]);

@@ -101,6 +101,12 @@ static void flush(struct recfile *f)
 	f->len = 0;
 }
 
+void recfile_idle(struct recfile *f, uint64_t now)
+{
+	if (f->names && !f->err)
+		recnames_idle(f->names, now);
+}
+
 void recfile_flush(struct recfile *f)
 {
 	if (f->fd >= 0)

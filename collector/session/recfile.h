@@ -66,6 +66,8 @@ void recfile_frame(struct recfile *f, const void *frame, size_t n);
 void recfile_msg(struct recfile *f, const void *frame, size_t n, const struct probe_msg *m);
 /* -z: how hard frames are compressed (recpack.h), before the first frame. */
 void recfile_level(struct recfile *f, int level);
+/* While recording, often: work ahead for the end (recnames_idle). */
+void recfile_idle(struct recfile *f, uint64_t now);
 /* Write out what is buffered (so a crash of probe loses little). */
 void recfile_flush(struct recfile *f);
 int recfile_close(struct recfile *f);
