@@ -25,6 +25,7 @@ struct recnames {
 	struct sampled *pids;
 	size_t *warmed, nwarmed;        /* per image: its MAPs loaded so far */
 	uint64_t next_ns;               /* recnames_idle's next turn */
+	unsigned looked;                /* MAPs it looked at (IDLE_MAPS_MAX) */
 };
 
 struct recnames *recnames_new(void)
@@ -63,13 +64,19 @@ void recnames_msg(struct recnames *n, const struct probe_msg *m)
  */
 #define IDLE_EVERY_NS 10000000ull
 #define IDLE_BUDGET_NS 2000000ull
+/*
+ * At most this many MAPs looked at, a recording: processes that map many
+ * files (or a hostile one) leave the rest to the end, which loads only
+ * what was sampled.
+ */
+#define IDLE_MAPS_MAX 512
 
 void recnames_idle(struct recnames *n, uint64_t now)
 {
 	size_t ni = agg_nimages(n->a);
 	uint64_t end = now + IDLE_BUDGET_NS;
 
-	if (now < n->next_ns)
+	if (now < n->next_ns || n->looked >= IDLE_MAPS_MAX)
 		return;
 	n->next_ns = now + IDLE_EVERY_NS;
 	if (ni > n->nwarmed) {
@@ -90,7 +97,7 @@ void recnames_idle(struct recnames *n, uint64_t now)
 			if (m->jit || !m->build_id_len || !m->path || m->path[0] != '/')
 				continue;
 			symcache_get(n->c, m->path, m->build_id, m->build_id_len);
-			if (now_ns() >= end) {
+			if (++n->looked >= IDLE_MAPS_MAX || now_ns() >= end) {
 				n->warmed[i]++;
 				return;
 			}
