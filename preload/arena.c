@@ -221,10 +221,10 @@ int probe_slot_take(pid_t tid, const char *name)
 		 * empty, which it is once the collector freed it.
 		 */
 		uint8_t *ring = probe_arena_ring(a, i, a->slot_data);
-		uint64_t first = s->head & (PROBE_RING_MIN - 1) & ~4095ull;
-		__atomic_store_n(&ring[first], ring[first], __ATOMIC_RELAXED);
 		if (!probe_ring_size_ok(s->ring, a->slot_data))
 			s->ring = PROBE_RING_MIN;
+		uint64_t first = s->head & (s->ring - 1) & ~4095ull;
+		__atomic_store_n(&ring[first], ring[first], __ATOMIC_RELAXED);
 		slot_prod[i].woken = slot_prod[i].grow = 0;
 		s->tid = (uint32_t)tid;
 		s->gen++;

@@ -109,14 +109,14 @@ static void resolve(void)
 /* Is a user-space shadow stack on?  Then a mismatched return would fault. */
 static int shadow_stack_on(void)
 {
-	const char *p = probe_status_field("x86_Thread_features");
+	const char *p = probe_status_field("x86_Thread_features"), *q;
 
 	if (!probe_status_field("Pid"))
 		return 1;               /* unreadable: assume the worst */
 	if (!p)
 		return 0;
-	return strncmp(p, "shstk", 5) == 0 || (strstr(p, " shstk") != NULL &&
-					       strstr(p, " shstk") < strchrnul(p, '\n'));
+	q = strstr(p, " shstk");
+	return strncmp(p, "shstk", 5) == 0 || (q && q < strchrnul(p, '\n'));
 }
 
 void probe_loader_init(void)
