@@ -112,7 +112,7 @@ static int send_one(struct pusher *p, const struct item *it, char *err, size_t e
 {
 	char *url = xasprintf("%s/ingest?%s", p->base, it->query);
 	struct curl_slist *hdr = NET(curl_slist_append)(NULL,
-						   "Content-Type: application/octet-stream");
+							"Content-Type: application/octet-stream");
 	CURL *c = p->curl;
 	NET(curl_easy_reset)(c);
 	NET(curl_easy_setopt)(c, CURLOPT_URL, url);
