@@ -18,7 +18,7 @@ command -v go >/dev/null 2>&1 ||
 command -v curl >/dev/null 2>&1 || skip_all "no curl command (Debian curl)"
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 50
+plan 52
 
 # libcurl and libmicrohttpd are loaded by the agent when it needs them, not
 # by every probe command (agent/netlib.h): the pushes and pulls below use them.
@@ -237,5 +237,26 @@ t=$(( $(date +%s) - t0 ))
 [ "$t" -le 13 ]; ok $? "and SIGTERM ends the agent in $t s (it waits 10 s at most for the backend)"
 diag "$(sed -n 's/.*agent stopped: /agent stopped: /p' "$T/slow.log")"
 kill "$RPID"
+
+# Without the library an option needs: one line saying which package, exit 1.
+# (As root, in a mount namespace where the library is an empty file.)
+lib_gone() {	# lib_gone SONAME ARGS...: the agent's stderr and status
+	so=$1; shift
+	path=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
+	: >"$T/empty.so"
+	unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec timeout 10 "$@"' \
+		sh "$T/empty.so" "$path" "$PROBE" agent "$@" >"$T/gone.out" 2>&1
+	echo "$? $(grep -c '^probe: ' "$T/gone.out") $(grep -c "needs $so" "$T/gone.out")"
+}
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
+   unshare -m true 2>/dev/null; then
+	is "$(lib_gone libcurl.so.4 --push http://127.0.0.1:9/)" "1 1 1" \
+		"no libcurl: --push says once that it needs libcurl.so.4, exit 1"
+	is "$(lib_gone libmicrohttpd.so.12 --http 127.0.0.1:0)" "1 1 1" \
+		"no libmicrohttpd: --http says once that it needs libmicrohttpd.so.12, exit 1"
+else
+	skip "not root, or no mount namespace: the libraries cannot be hidden"
+	skip "not root, or no mount namespace: the libraries cannot be hidden"
+fi
 [ "$_tap_fail" -eq 0 ] || { tail -5 "$T"/*.log "$T/err" "$T/pprof.err" | sed 's/^/#   /'; }
 done_testing
