@@ -60,7 +60,9 @@ void recnames_msg(struct recnames *n, const struct probe_msg *m)
  * (5.5 ms for sqlite3, 16 ms for a make -j2) was on the program's wall
  * time.  An object mapped but never sampled is loaded for nothing; one
  * whose file changes later is loaded again at the end (symcache_get keys
- * by path and build-id).
+ * by path and build-id).  Ahead of the end only: an image's MAPs may be
+ * reordered as they come (aggregate.c), so one looked at twice costs a
+ * lookup, and one passed over is loaded at the end as before.
  */
 #define IDLE_EVERY_NS 10000000ull
 #define IDLE_BUDGET_NS 2000000ull
