@@ -96,13 +96,12 @@ static int kept_at(uint64_t pc)
 
 /*
  * The start of the function containing pc, from the .eh_frame_hdr search
- * table of its object (loaded at start: mapped for good), or 0; *fde its
- * FDE (unchecked).  Only the usual encoding (a table of datarel sdata4
+ * table of its object (keep[k], k = kept_at(pc): found once by the caller,
+ * in the handler), or 0; *fde its FDE (unchecked).  Only the usual encoding (a table of datarel sdata4
  * pairs) is read.
  */
-static uint64_t function_start_fde(uint64_t pc, const uint8_t **fde)
+static uint64_t function_start_fde(int k, uint64_t pc, const uint8_t **fde)
 {
-	int k = kept_at(pc);
 	const uint8_t *h = k < 0 ? NULL : keep[k].ehf;
 
 	*fde = NULL;
@@ -139,7 +138,7 @@ static uint64_t function_start(uint64_t pc)
 {
 	const uint8_t *fde;
 
-	return function_start_fde(pc, &fde);
+	return function_start_fde(kept_at(pc), pc, &fde);
 }
 
 /*
@@ -162,7 +161,7 @@ static int local_rule(uint64_t pc, uint64_t *rule)
 	const uint8_t *fde;
 	int k = kept_at(pc);
 
-	if (k < 0 || !keep[k].eh_lo || !function_start_fde(pc, &fde))
+	if (k < 0 || !keep[k].eh_lo || !function_start_fde(k, pc, &fde))
 		return 0;
 	if (fde < keep[k].eh_lo || fde >= keep[k].eh_hi)
 		return 0;
