@@ -2,7 +2,7 @@
 # Off-CPU time sampled from outside (issue 25; collector/outside/): probe
 # record -p --off-cpu on a running gt_waiters (two spinning threads, one
 # blocked in read() for good, one sleeping 20 ms at a time, and main in
-# pthread_join), nothing loaded into it:
+# pause()), nothing loaded into it:
 #   - each thread's wall time is accounted in full, CPU samples plus waits
 #     (the kernel's switch records time them): five threads, a fifth each;
 #   - the sleeper's waits are under its stack (sleeper, nanosleep: the
@@ -30,11 +30,22 @@ start_waiters() {
 	"$GT/gt_waiters" >"$T/w.out" &
 	W=$!
 	for i in $(seq 50); do grep -q ready "$T/w.out" && break; sleep 0.1; done
+	main_asleep
+}
+# gt_waiters says "ready" once its reader sleeps in read(); main prints it
+# just before pause(): a recording that starts before main is in pause()
+# sees it switch off the CPU, a stack, not a wait since before.
+main_asleep() {
+	for i in $(seq 100); do
+		[ "$(sed 's/.*) //' "/proc/$W/task/$W/stat" 2>/dev/null | cut -c1)" = S ] && return
+		sleep 0.05
+	done
 }
 start_waiters_nobody() {       # as_nobody is a function: $! would be a subshell
 	as_nobody "$GT/gt_waiters" >"$T/w.out" &
 	for i in $(seq 50); do grep -q ready "$T/w.out" && break; sleep 0.1; done
 	W=$(pgrep -n -u nobody -x gt_waiters)
+	main_asleep
 }
 # The share of "Tid:Command" rows: one line per thread, "tid share".
 tid_shares() { awk '!/^#/ && NF && $4 ~ /:gt_waiters$/ { sub("%", "", $2); print $4, $2 }' "$1"; }
@@ -65,7 +76,7 @@ if [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1
 	ok $? "the sleeper's waits under its stack: sleeper ${sl:-none} %, clock_nanosleep ${ns:-none} % (want 20)"
 	un=$(unknown_share "$T/rep")
 	within "${un:-0}" 40 1.5
-	ok $? "read() and pthread_join, blocked since before the recording: [stack unknown] ${un:-none} % (want 40)"
+	ok $? "read() and pause(), blocked since before the recording: [stack unknown] ${un:-none} % (want 40)"
 	grep -q "^# off-cpu: every switch of a thread sampled from outside off the CPU and back on, timed by the kernel's switch records, each under the stack" "$T/rep" &&
 		grep -Eq "^probe: off-cpu from outside: [0-9]+ of those are waits .*, [0-9.]+% of them under the stack" "$T/err"
 	ok $? "the header and the summary say how waits were seen: $(grep '^probe: off-cpu' "$T/err")"
