@@ -153,25 +153,28 @@ int probe_arena_create(void)
 	uint64_t size = PROBE_ARENA_SIZE_FOR(slot_data);
 	int fd;
 
+	/* Said with probe_say: this may run in our handler (lazy.c). */
 	fd = memfd_create("probe-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
-		probe_msg("cannot create the memory shared with the collector "
-			  "(memfd_create: %s); not profiling", strerror(errno));
+		probe_say("cannot create the memory shared with the collector "
+			  "(memfd_create: ", probe_strerror(errno), "); not profiling", NULL);
 		return -1;
 	}
 	if (size_arena(fd, size) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		probe_msg("cannot size the memory shared with the collector (%s%s); "
-			  "not profiling", strerror(errno), errno == EFBIG ?
-			  ": the hard file size limit, ulimit -Hf, is below it" : "");
+		int e = errno;
+
+		probe_say("cannot size the memory shared with the collector (",
+			  probe_strerror(e), e == EFBIG ? ": the hard file size limit, "
+			  "ulimit -Hf, is below it" : "", "); not profiling", NULL);
 		probe_sys_close(fd);
 		return -1;
 	}
 	a = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
 		 fd, 0);
 	if (a == MAP_FAILED) {
-		probe_msg("cannot map the memory shared with the collector (%s); "
-			  "not profiling", strerror(errno));
+		probe_say("cannot map the memory shared with the collector (",
+			  probe_strerror(errno), "); not profiling", NULL);
 		probe_sys_close(fd);
 		return -1;
 	}
@@ -188,6 +191,15 @@ int probe_arena_create(void)
 	probe_arena_fd = fd;
 	probe_fd_id_take(fd, &arena_id);
 	return 0;
+}
+
+/* snprintf's "%s" without stdio: probe_slot_take may run in our handler (lazy.c). */
+static void name_copy(char *to, size_t cap, const char *from)
+{
+	size_t n = strnlen(from, cap - 1);
+
+	memcpy(to, from, n);
+	to[n] = 0;
 }
 
 /*
@@ -228,7 +240,7 @@ int probe_slot_take(pid_t tid, const char *name)
 		slot_prod[i].woken = slot_prod[i].grow = 0;
 		s->tid = (uint32_t)tid;
 		s->gen++;
-		snprintf(s->name, sizeof s->name, "%s", name);
+		name_copy(s->name, sizeof s->name, name);
 		used = __atomic_load_n(&a->slots_used, __ATOMIC_RELAXED);
 		while (used < i + 1 &&
 		       !__atomic_compare_exchange_n(&a->slots_used, &used, i + 1, 0,
@@ -403,7 +415,8 @@ uint64_t probe_arena_overflowed(void)
  * both (the parent's stay) and make a new one.  Returns -1 when that fails:
  * the child is then not profiled.
  */
-int probe_arena_after_fork_child(void)
+/* Fork child: the parent's arena, unmapped and forgotten (never written). */
+void probe_arena_drop_inherited(void)
 {
 	if (probe_arena)
 		munmap(probe_arena, arena_size);
@@ -416,5 +429,10 @@ int probe_arena_after_fork_child(void)
 		probe_fd_disown(probe_arena_fd);
 		probe_arena_fd = -1;
 	}
+}
+
+int probe_arena_after_fork_child(void)
+{
+	probe_arena_drop_inherited();
 	return probe_arena_create();
 }

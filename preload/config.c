@@ -98,6 +98,38 @@ void probe_msg(const char *fmt, ...)
 	(void)r;
 }
 
+/*
+ * The same from pieces (strings, NULL last), without stdio: async-signal-
+ * safe, for what may fail in our handler (lazy.c's start).
+ */
+void probe_say(const char *first, ...)
+{
+	char buf[1024];
+	size_t n = 7;
+	va_list ap;
+
+	memcpy(buf, "probe: ", n);
+	va_start(ap, first);
+	for (const char *p = first; p; p = va_arg(ap, const char *)) {
+		size_t k = strnlen(p, sizeof buf - 1 - n);
+
+		memcpy(buf + n, p, k);
+		n += k;
+	}
+	va_end(ap);
+	buf[n++] = '\n';
+	ssize_t r = write(STDERR_FILENO, buf, n);
+	(void)r;
+}
+
+/* strerror's text without locale or allocation (a table): async-signal-safe. */
+const char *probe_strerror(int err)
+{
+	const char *s = strerrordesc_np(err);
+
+	return s ? s : "unknown error";
+}
+
 /* The events probe knows by name: the collector's table (include/probe/events.h). */
 static const struct probe_event_def events[] = PROBE_EVENT_DEFS;
 #define NEVENTS (sizeof events / sizeof events[0])
@@ -489,6 +521,8 @@ void probe_config_read(void)
 				   (probe_cfg.alloc != 0);
 	s = getenv("PROBE_HANDLER_STATS");
 	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
+	s = getenv("PROBE_LAZY");
+	probe_cfg.eager = s && strcmp(s, "0") == 0;
 	s = getenv("PROBE_UNWIND");
 	probe_cfg.unwind = !s || !*s || strcmp(s, "fast") == 0 ? PROBE_UNWIND_FAST :
 			   strcmp(s, "libunwind") == 0 ? PROBE_UNWIND_LIBUNWIND :

@@ -681,13 +681,10 @@ void probe_conn_wait_reply(uint64_t deadline)
 
 /*
  * Fork child: the socket is the parent's connection: close our copy (never
- * shutdown(), which would cut the parent's) and connect anew to the same
- * collector.
+ * shutdown(), which would cut the parent's).  Where it led is kept.
  */
-int probe_conn_after_fork_child(void)
+void probe_conn_drop_inherited(void)
 {
-	int fd, err = 0;
-
 	trouble = "";
 	probe_conn_dropped = 0;
 	reopens = 0;
@@ -698,13 +695,86 @@ int probe_conn_after_fork_child(void)
 		probe_fd_disown(conn_fd);
 		conn_fd = -1;
 	}
+}
+
+/* Fork child: drop the parent's connection and connect anew to the same collector. */
+int probe_conn_after_fork_child(void)
+{
+	int err = 0;
+
+	probe_conn_drop_inherited();
 	if (broken || !conn_path[0] || probe_cfg.no_inherit)
 		return -1;      /* no_inherit: a fork child is not profiled */
-	fd = connect_peer(conn_path, &err, host_agent);
+	return probe_conn_open_now(&err);
+}
+
+/*
+ * A start that waits (lazy.c): the collector PROBE_SOCKET names, not yet
+ * connected to.  -1 where a start cannot wait: no PROBE_SOCKET (a watcher
+ * found or a collector to start), or one libprobe started (its EXIT waits
+ * for a word on a connection made at the start).
+ */
+int probe_conn_prepare(void)
+{
+	broken = 0;
+	restarted = 0;
+	wait_ack = getenv("PROBE_EXIT_ACK") != NULL;
+	if (!probe_cfg.socket_path[0] || wait_ack)
+		return -1;
+	snprintf(conn_path, sizeof conn_path, "%s", probe_cfg.socket_path);
+	return 0;
+}
+
+/*
+ * Connect to conn_path now (a fork child, a start that waited).
+ * Async-signal-safe; -1 with *err on failure.
+ */
+int probe_conn_open_now(int *err)
+{
+	int fd = connect_peer(conn_path, err, host_agent);
+
 	if (fd < 0) {
 		broken = 1;
 		return -1;
 	}
 	adopt(fd, conn_path);
 	return 0;
+}
+
+/*
+ * One record on a connection of its own, closed once sent (after the
+ * collector's one byte, or reply_deadline, when that is not 0): the last
+ * word of a process that never started (lazy.c), so none of adopt()'s
+ * guarding.  Async-signal-safe; -1 with *err.
+ */
+int probe_conn_send_once(const void *p, size_t n, int *err, uint64_t reply_deadline)
+{
+	int fd = connect_peer(conn_path, err, host_agent), r;
+
+	if (fd < 0)
+		return -1;
+	r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n ? 0 : -1;
+	*err = errno;
+	while (r == 0 && reply_deadline) {
+		uint64_t now = probe_now_ns();
+		struct pollfd q = { .fd = fd, .events = POLLIN };
+		char b[16];
+
+		if (now >= reply_deadline)
+			break;
+		int k = poll(&q, 1, (int)((reply_deadline - now) / 1000000u) + 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k > 0)
+			(void)recv(fd, b, sizeof b, MSG_DONTWAIT);
+		break;
+	}
+	probe_sys_close(fd);
+	return r;
+}
+
+/* Where the connection goes (PROBE_SOCKET's name, or the collector's). */
+const char *probe_conn_path(void)
+{
+	return conn_path;
 }

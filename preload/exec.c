@@ -152,25 +152,36 @@ static void say_unprofiled_pid(int dirfd, const char *path, char *const envp[],
 	why = unprofiled_why(dirfd, path, envp);
 	if (!why)
 		return;
+	probe_lazy_start_now();         /* a start that waited: now (lazy.c) */
+	/*
+	 * A vfork child of a process that has not started (lazy.c) speaks for
+	 * itself, on a connection of its own: the frame goes under its pid.
+	 */
+	int alone = !probe_is_ours() && probe_lazy_waiting();
 	probe_wbuf_init(&w, f, sizeof f);
 	/* On our connection, under our pid; who runs it is in the body. */
-	at = probe_frame_begin(&w, PROBE_F_UNPROFILED, probe_proc.pid);
+	at = probe_frame_begin(&w, PROBE_F_UNPROFILED, alone ? (uint32_t)getpid() : probe_proc.pid);
 	probe_put_u32(&w, (uint32_t)who);
 	probe_put_u32(&w, why);
 	probe_put_str(&w, path);
 	probe_frame_end(&w, at);
 	if (!w.ok)
 		return;
-	if (probe_is_ours())
-		probe_conn_send(w.p, w.len);
-	else
-		probe_conn_send_child(w.p, w.len);      /* a vfork child of ours */
 	/*
 	 * A static program this very process is about to run: the collector
 	 * samples it from outside, with events it opens on us now, that start
 	 * at the exec.  Give it the time (it answers at once, whatever it did).
 	 */
-	if (why == PROBE_UNPROF_STATIC && who == getpid())
+	int wait = why == PROBE_UNPROF_STATIC && who == getpid();
+	if (alone) {
+		probe_announce_child_once(w.p, w.len, wait ? probe_now_ns() + EXEC_REPLY_NS : 0);
+		return;
+	}
+	if (probe_is_ours())
+		probe_conn_send(w.p, w.len);
+	else
+		probe_conn_send_child(w.p, w.len);      /* a vfork child of ours */
+	if (wait)
 		probe_conn_wait_reply(probe_now_ns() + EXEC_REPLY_NS);
 }
 

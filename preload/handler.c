@@ -585,6 +585,15 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	probe_hold(t, PROBE_SP());
+	/* The process's first sample: its start waited for it (lazy.c). */
+	if (probe_lazy_waiting()) {
+		probe_lazy_start_signal();
+		if (!probe_active) {
+			probe_unhold(t);
+			errno = saved_errno;
+			return;
+		}
+	}
 	t->saw_kernel = 0;
 	if (probe_mode != PROBE_MODE_TIMER)
 		t->own_now = probe_now_ns();

@@ -2,14 +2,16 @@
  * main.c - libprobe's lifecycle: start in the constructor, finish at exit,
  * start again in a fork child; the interposed exit, _exit and _Exit.
  *
- * Start (constructor, before main): read PROBE_*, make the arena, connect
- * to the collector (or start one), install the handlers (libunwind is
- * loaded later, when first needed: unwind.c),
- * open the main thread's event (deciding perf events or the CPU-time timer
- * fallback, and the hardware -> cpu-clock fallback), adopt threads that
- * already exist, send HELLO (with the arena) and the MAPs, and only then
- * enable the events.  No thread of ours is started: samples go from the
- * handler into the arena, and the collector takes them from there.
+ * Start (constructor, before main): read PROBE_*, install the handlers
+ * (libunwind is loaded later, when first needed: unwind.c), open the main
+ * thread's event (deciding perf events or the CPU-time timer fallback, and
+ * the hardware -> cpu-clock fallback), adopt threads that already exist,
+ * and enable the events.  The arena, the connection to the collector (or
+ * one started), HELLO and the MAPs come first where they must; under a
+ * collector that is there already they wait for the first need, most
+ * often the first sample (lazy.c): most short processes never take one.
+ * No thread of ours is started: samples go from the handler into the
+ * arena, and the collector takes them from there.
  *
  * Finish: the samples are in the arena already, where the collector reads
  * them even after a SIGKILL.  Every way out ends in probe_finish(), which
@@ -33,9 +35,9 @@
  * fork() without exec: the child gets copies of our rings, of the parent's
  * arena mapping (shared: it must not write there) and of the parent's
  * connection.  The atfork child handler drops them (without disabling: that
- * would disable the parent's events), and starts over as a new process: its
- * own arena, connection, HELLO (pid, parent pid) and event for its one
- * thread.  Threads it creates later are covered as before.  The pid also
+ * would disable the parent's events), and starts over as a new process: an
+ * event for its one thread, and its own arena, connection and HELLO (pid,
+ * parent pid), now or at its first need (lazy.c).  Threads it creates later are covered as before.  The pid also
  * tells a vfork child (which shares our memory) or a child forked without
  * the atfork handlers (_Fork, raw clone) from the process we set up:
  * probe_is_ours() is 0 there and every interposed function just does the
@@ -170,6 +172,14 @@ static void final_messages(void)
 			  "%s", probe_proc.pid, probe_conn_trouble());
 }
 
+/* A sample in t's ring that its handler has not taken (held by the exit). */
+static int ring_holds(struct probe_thread *t)
+{
+	uint64_t tail;
+
+	return probe_ring_pending(t, &tail) > 0;
+}
+
 /*
  * This thread samples no more; what its perf ring holds goes to its slot.
  * Then, once: the last MAPs (normal: not after a crash or from _exit, which
@@ -185,6 +195,17 @@ static void finish(int status, int normal, int send_exit)
 	sigemptyset(&s);
 	sigaddset(&s, probe_cfg.signo);
 	probe_real_sigmask(SIG_BLOCK, &s, NULL);
+	/* Not started (lazy.c): a sample its held signal would take starts it. */
+	if (probe_lazy_waiting() && t && !t->closed && ring_holds(t))
+		probe_lazy_start_signal();
+	if (probe_lazy_waiting()) {
+		probe_stopping = 1;
+		if (normal && !__atomic_exchange_n(&final_done, 1, __ATOMIC_ACQ_REL))
+			final_messages();
+		if (send_exit && !__atomic_exchange_n(&exit_sent, 1, __ATOMIC_ACQ_REL))
+			probe_lazy_exit(status);
+		return;
+	}
 	/*
 	 * Held (in_handler) here only by our code under a handler of the
 	 * program's that is ending the process (exit in a SIGALRM handler
@@ -269,6 +290,24 @@ void _Exit(int status)
 	quick_exit_now(status);
 }
 
+/* ---- start ------------------------------------------------------------- */
+
+/*
+ * Arena, connection (anew to the same collector in a fork child), this
+ * thread's slot, HELLO and MAPs: now, not at the first need (lazy.c).
+ */
+static int start_at_once(struct probe_thread *t, int child)
+{
+	int err = 0;
+
+	if (probe_arena_create() < 0 ||
+	    (child ? probe_conn_open_now(&err) : probe_conn_open()) < 0)
+		return -1;
+	if (t)
+		probe_thread_take_slot(t);
+	return probe_announce_start();
+}
+
 /* ---- fork ---------------------------------------------------------------- */
 
 static __thread sigset_t fork_mask;
@@ -317,24 +356,24 @@ static void fork_child(void)
 	exit_status = -1;
 	exit_deadline = 0;
 	probe_maps_after_fork_child();
-	if (probe_arena_after_fork_child() < 0 || probe_conn_after_fork_child() < 0) {
-		probe_threads_after_fork_child();
-		fork_child_quiet();
-		probe_restore_mask(&fork_mask);
-		return;
-	}
+	/* Its own arena and connection, now or at its first need (lazy.c). */
+	probe_arena_drop_inherited();
+	probe_conn_drop_inherited();
 	probe_threads_after_fork_child();
 	t = probe_self;
 	if (t)
 		probe_thread_open_first(t);
-	if (probe_announce_start() < 0)
+	if (probe_cfg.no_inherit) {
+		fork_child_quiet();     /* --no-inherit: a fork child is not profiled */
+		probe_restore_mask(&fork_mask);
+		return;
+	}
+	if (probe_lazy_prepare() < 0 && start_at_once(t, 1) < 0)
 		fork_child_quiet();
 	else
 		probe_threads_enable_all();
 	probe_restore_mask(&fork_mask);
 }
-
-/* ---- start --------------------------------------------------------------- */
 
 /* alloc.c's, in libprobe-alloc.so only (weak: NULL in the others). */
 void probe_alloc_init(void) __attribute__((weak, visibility("hidden")));
@@ -349,17 +388,33 @@ static void alloc_check(void)
 	}
 }
 
+/*
+ * Can the start wait for the first need (lazy.c)?  Asked before anything
+ * is made: where it cannot, the arena and the connection come first, as
+ * threads that exist already take their slots as they are adopted.
+ */
+static int may_wait(void)
+{
+	const char *threads = probe_status_field("Threads");
+
+	return !probe_cfg.eager && !probe_cfg.alloc && !probe_cfg.offcpu &&
+	       probe_cfg.socket_path[0] && !getenv("PROBE_EXIT_ACK") &&
+	       threads && strtoul(threads, NULL, 10) == 1;
+}
+
+/* glibc gives constructors main's arguments: argv is /proc/self/cmdline's. */
 __attribute__((constructor))
-static void probe_init(void)
+static void probe_init(int argc, char **argv, char **envp)
 {
 	struct probe_thread *t;
-	int saved_errno = errno;
+	int saved_errno = errno, wait, waiting;
 	sigset_t cur, ours;
 
 	if (!real_exit)
 		real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
 	probe_fds_init();
 	probe_exec_init();
+	probe_lazy_init();
 	probe_config_read();
 	probe_loader_init();
 	probe_offcpu_init();
@@ -368,8 +423,10 @@ static void probe_init(void)
 		goto out;
 	if (probe_cfg.not_ours)
 		goto out;       /* --no-inherit: a descendant of the profiled process */
-	probe_proc_read();
-	if (probe_arena_create() < 0 || probe_conn_open() < 0)
+	(void)envp;
+	probe_proc_read(argc > 0 ? argv : NULL);
+	wait = may_wait();
+	if (!wait && (probe_arena_create() < 0 || probe_conn_open() < 0))
 		goto out;
 	probe_unwind_load();
 	probe_event_choose_signal();
@@ -397,8 +454,17 @@ static void probe_init(void)
 	probe_thread_open_first(t);
 	probe_threads_adopt_existing();
 
+	/* Wait for the first need (lazy.c), or make what was not made yet. */
+	waiting = wait && probe_lazy_prepare() == 0;
+	if (wait && !waiting) {
+		if (probe_arena_create() < 0 || probe_conn_open() < 0) {
+			probe_thread_stop_self();
+			goto out;
+		}
+		probe_thread_take_slot(t);
+	}
 	/* HELLO says the mode (perf or timer) open_first chose. */
-	if (probe_announce_start() < 0) {
+	if (!waiting && probe_announce_start() < 0) {
 		probe_msg("cannot reach the collector (%s); not profiling",
 			  probe_conn_trouble()[0] ? probe_conn_trouble() : "send failed");
 		probe_thread_stop_self();

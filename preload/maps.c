@@ -52,6 +52,9 @@ static size_t nsegs, capsegs;
 static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
 static int scanned_once;
 static uint64_t sync_pending;           /* a SYNC's time not sent yet; 0: none */
+static int holding;                     /* a hold scan: the batch is not sent */
+static int hold_full;                   /* ... and did not fit it */
+static size_t held;                     /* bytes held in batch for lazy.c */
 
 struct scan {
 	uint32_t pid;
@@ -186,6 +189,10 @@ static int flush(void)
 {
 	int r = 0;
 
+	if (holding) {
+		hold_full = 1;
+		return -1;
+	}
 	if (bw.len)
 		r = probe_conn_send(bw.p, bw.len);
 	probe_wbuf_init(&bw, batch, sizeof batch);
@@ -292,6 +299,8 @@ int probe_maps_scan(uint32_t pid, unsigned how)
 	size_t i, j;
 
 	pthread_mutex_lock(&maps_lock);
+	if (held && !holding)
+		probe_maps_send_held();         /* they go first (lazy.c started) */
 	if (how & PROBE_MAPS_ALL)
 		reset();
 	dl_iterate_phdr(counts_cb, &s);
@@ -320,7 +329,10 @@ int probe_maps_scan(uint32_t pid, unsigned how)
 	/* A scan that found only unloads: its SYNC waits (see the header). */
 	if (s.sync && j != i)
 		sync_pending = s.sync_ns;
-	flush();
+	if (holding)
+		held = bw.len;
+	else
+		flush();
 	scanned_once = s.have_counts;
 	last_adds = s.adds;
 	last_subs = s.subs;
@@ -328,9 +340,38 @@ int probe_maps_scan(uint32_t pid, unsigned how)
 	return s.added;
 }
 
+/*
+ * Every object now, into the batch, not sent: the MAPs of a start that
+ * waits (lazy.c).  Normal context (dl_iterate_phdr takes the loader's lock,
+ * which our handler may find held); sending them later is a system call.
+ */
+int probe_maps_hold(uint32_t pid)
+{
+	holding = 1;
+	hold_full = 0;
+	held = 0;
+	probe_maps_scan(pid, PROBE_MAPS_ALL);
+	holding = 0;
+	if (hold_full) {
+		held = 0;
+		reset();
+		return -1;
+	}
+	return 0;
+}
+
+/* Async-signal-safe: the MAPs held, on their way (once). */
+int probe_maps_send_held(void)
+{
+	size_t n = __atomic_exchange_n(&held, 0, __ATOMIC_ACQ_REL);
+
+	return n ? probe_conn_send(batch, n) : 0;
+}
+
 /* Fork child: the lock may have been held by a thread that is not here. */
 void probe_maps_after_fork_child(void)
 {
 	pthread_mutex_init(&maps_lock, NULL);
+	held = 0;
 	reset();
 }

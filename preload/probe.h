@@ -99,6 +99,7 @@ struct probe_config {
 	int kernel_why;         /* !kernel: PROBE_HELLO_KWHY_*, in HELLO */
 	int timer;              /* PROBE_TIMER=1: CPU-time timers, no perf events */
 	int handler_stats;      /* PROBE_HANDLER_STATS=1: time the handler */
+	int eager;              /* PROBE_LAZY=0: start at once (lazy.c) */
 	int unwind;             /* PROBE_UNWIND: PROBE_UNWIND_* */
 	/* probe record's perf spellings (config.c: read_record_opts) */
 	uint64_t config1, config2;      /* PROBE_EVENT_ATTR */
@@ -133,6 +134,9 @@ void probe_config_fallback_cpu_clock(void);
 
 /* One line on stderr, prefixed "probe: ".  Normal context only. */
 void probe_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same from strings (NULL last); async-signal-safe. */
+void probe_say(const char *first, ...) __attribute__((sentinel));
+const char *probe_strerror(int err);    /* strerror, async-signal-safe */
 /* Mean sampling period in nanoseconds of CPU time (timer mode, ringless). */
 uint64_t probe_nominal_period(void);
 
@@ -223,6 +227,7 @@ void probe_lost(struct probe_thread *t, unsigned r, uint64_t n);
 
 struct probe_thread *probe_thread_alloc(void);
 void probe_thread_free(struct probe_thread *t);
+int probe_thread_take_slot(struct probe_thread *t);
 void probe_thread_register(struct probe_thread *t);
 /* Make t the calling thread's state: tid, TLS, key, arena slot. */
 void probe_thread_attach_self(struct probe_thread *t);
@@ -597,6 +602,13 @@ void *probe_real_dlopen(const char *file, int mode);
 #define PROBE_MAPS_SYNC 1u      /* SYNC first (see conn_frames.c) */
 #define PROBE_MAPS_ALL  2u      /* forget what was sent: a new connection */
 int probe_maps_scan(uint32_t pid, unsigned how);
+/*
+ * Normal context: every object's MAPs built now and held, for a start that
+ * waits (lazy.c); -1 when they do not fit one record.  Sending them is
+ * async-signal-safe; any other scan sends what it finds held first.
+ */
+int probe_maps_hold(uint32_t pid);
+int probe_maps_send_held(void);
 void probe_maps_after_fork_child(void);
 /* The loader's load/unload counters (dlpi_adds/dlpi_subs); -1: unknown. */
 int probe_maps_counts(unsigned long long *adds, unsigned long long *subs);
@@ -609,7 +621,11 @@ int probe_arena_create(void);
 int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
 int probe_arena_wake_fd_ok(void);       /* the collector's wake end, or -1 */
 int probe_arena_after_fork_child(void);
-/* Normal context: a LIVE slot for tid (-1: none left), and its end. */
+void probe_arena_drop_inherited(void);  /* fork child: the parent's, forgotten */
+/*
+ * A LIVE slot for tid (-1: none left), and its end.  Taking one is
+ * async-signal-safe (lazy.c takes the first in our handler).
+ */
 int probe_slot_take(pid_t tid, const char *name);
 void probe_slot_done(int slot, const char *name);
 /*
@@ -625,6 +641,17 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 /* Connect to the collector, or start one; may print the one line. */
 int probe_conn_open(void);
 int probe_conn_after_fork_child(void);
+void probe_conn_drop_inherited(void);   /* fork child: the parent's, closed */
+/* A start that waits (lazy.c): where to, without connecting; -1: cannot wait. */
+int probe_conn_prepare(void);
+/* Connect there now; async-signal-safe, -1 with *err. */
+int probe_conn_open_now(int *err);
+/*
+ * One record on a connection of its own, then the collector's one byte
+ * until reply_deadline (0: none); async-signal-safe, -1 with *err.
+ */
+int probe_conn_send_once(const void *p, size_t n, int *err, uint64_t reply_deadline);
+const char *probe_conn_path(void);
 /* One record of whole frames (with a descriptor); async-signal-safe. */
 int probe_conn_send(const void *p, size_t n);
 int probe_conn_send_fd(const void *p, size_t n, int fd);
@@ -655,9 +682,19 @@ struct probe_proc {
 };
 extern struct probe_proc probe_proc;
 
-void probe_proc_read(void);
+/* Who we are: pid, ppid, exe, comm, and argv (NULL: read from /proc). */
+void probe_proc_read(char **argv);
 /* HELLO with the arena, then every MAP.  Normal context. */
 int probe_announce_start(void);
+/* HELLO with the arena, then the MAPs held (lazy.c): async-signal-safe. */
+int probe_announce_start_held(void);
+/*
+ * HELLO without an arena, SYNC and EXIT in one record, on a connection of
+ * its own: async-signal-safe; -1 with *err.
+ */
+int probe_announce_gone(int status, int *err);
+/* A vfork child of a process still waiting: HELLO as itself, then frame. */
+int probe_announce_child_once(const void *frame, size_t n, uint64_t reply_deadline);
 /* Normal context: SYNC and the MAPs of objects loaded since. */
 void probe_announce_maps(void);
 /* Async-signal-safe: SYNC, EXIT; then the collector's word, bounded. */
@@ -665,6 +702,19 @@ void probe_announce_exit(int status, uint64_t deadline_ns);
 void probe_put_sync(struct probe_wbuf *w);
 void probe_put_sync_at(struct probe_wbuf *w, uint64_t t);
 uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */
+
+/* ---- lazy.c ------------------------------------------------------------- */
+
+void probe_lazy_init(void);             /* resolve setuid and its kin */
+/* Constructor or fork child: wait for the first need to start?  0: waiting. */
+int probe_lazy_prepare(void);
+int probe_lazy_waiting(void);
+/* Start now if waiting (async-signal-safe; blocks our signal meanwhile). */
+void probe_lazy_start_now(void);
+/* SIGNAL CONTEXT, our handler on the only thread: the first sample. */
+void probe_lazy_start_signal(void);
+/* The exit path, still waiting: HELLO and EXIT (async-signal-safe). */
+void probe_lazy_exit(int status);
 
 /* ---- main.c ------------------------------------------------------------- */
 

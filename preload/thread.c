@@ -96,6 +96,15 @@ static int take_slot(struct probe_thread *t, const char *name)
 	return t->slot;
 }
 
+/* The calling thread's slot, once the arena exists (lazy.c): async-signal-safe. */
+int probe_thread_take_slot(struct probe_thread *t)
+{
+	char name[17] = "";
+
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	return take_slot(t, name);
+}
+
 void probe_thread_register(struct probe_thread *t)
 {
 	pthread_mutex_lock(&probe_reg_lock);

@@ -78,7 +78,7 @@ for u in $USERS; do
 	np=$(proc_lines "$T/sum" | wc -l)
 	[ "$np" -ge 5 ] && [ "$total" = "$sum" ]
 	ok $? "pipeline ($u): $np processes in the summary, their samples add up ($sum of $total)"
-	proc_lines "$T/sum" | grep -q 'yes: yes .*killed by SIGPIPE'
+	proc_lines "$T/sum" | grep -Eq 'yes: yes[ :].*killed by SIGPIPE'
 	r=$?
 	ok $r "pipeline ($u): yes is reported killed by SIGPIPE"
 	[ $r -eq 0 ] || sed 's/^/#   /' "$T/sum"

@@ -273,7 +273,8 @@ static void test_plausible_flags(void)
 	   plausible(PROBE_F_EXIT, PROBE_EXIT_WAITED) && plausible(PROBE_F_MAP, 0),
 	   "after damage, a HELLO with its kernel flags (KSTATE...) and an EXIT "
 	   "with WAITED can start a frame");
-	ok(!plausible(PROBE_F_HELLO, 0x40) && !plausible(PROBE_F_HELLO, 0x100) &&
+	ok(plausible(PROBE_F_HELLO, PROBE_HELLO_KSTATE | PROBE_HELLO_NOARENA) &&
+	   !plausible(PROBE_F_HELLO, 0x80) && !plausible(PROBE_F_HELLO, 0x100) &&
 	   !plausible(PROBE_F_EXIT, 0x2) && !plausible(PROBE_F_MAP, 1) &&
 	   !plausible(PROBE_F_SAMPLES, PROBE_HELLO_KSTATE) &&
 	   !plausible(PROBE_F_SYNC, 0) && !plausible(PROBE_F_TYPE_MAX, 0),

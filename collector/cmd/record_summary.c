@@ -283,7 +283,8 @@ static void proc_summary(struct recorder *r)
 void rec_unprofiled_said(const struct recorder *r)
 {
 	int quiet = r->o->quiet;
-	if (r->nconnected == 0 && !r->nsmps_ever)
+	/* One found in /proc (a raw exec before its first sample) says more. */
+	if (r->nconnected == 0 && !r->nsmps_ever && !r->nunprof)
 		probe_err("no process connected: is %s statically linked or setuid? "
 			  "LD_PRELOAD does not reach those", r->o->argv[0]);
 	else if (r->nunprof && (!quiet || r->samples == 0))

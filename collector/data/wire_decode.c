@@ -261,7 +261,7 @@ void wire_seterr(char err[PROBE_ERR_MAX], const char *fmt, ...)
 
 /* The frame flags each type may carry (wire.h); the others carry none. */
 #define HELLO_FLAGS (PROBE_HELLO_KSTATE | PROBE_HELLO_KERNEL | \
-		     PROBE_HELLO_KWHY_MASK | PROBE_HELLO_NOUSER)
+		     PROBE_HELLO_KWHY_MASK | PROBE_HELLO_NOUSER | PROBE_HELLO_NOARENA)
 #define EXIT_FLAGS PROBE_EXIT_WAITED
 
 /*

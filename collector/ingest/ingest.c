@@ -203,7 +203,7 @@ static void conn_ended(struct ingest *in, struct ingest_conn *c)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 	struct ingest_conn *n = sibling(in, c, 0);
-	if (n && c->ar && !n->ar && n->arena_fd < 0) {
+	if (n && c->ar && !n->ar && n->arena_fd < 0 && !n->noarena) {
 		/* Its new connection came first, without the arena: hand it over. */
 		hand_over(in, c, n);
 		return;
@@ -249,7 +249,7 @@ static void attach_arena(struct ingest *in, struct ingest_conn *c)
 {
 	char err[256];
 	struct ingest_conn *o = sibling(in, c, 1);
-	if (o && c->arena_fd < 0 && !c->ar) {
+	if (o && c->arena_fd < 0 && !c->ar && !c->noarena) {
 		/* Its descriptor was lost with the socket: the same arena. */
 		hand_over(in, o, c);
 		return;
@@ -348,6 +348,7 @@ static int conn_frame(struct ingest *in, struct ingest_conn *c, uint8_t *f, size
 	}
 	if (m.type == PROBE_F_HELLO) {
 		cfi_maps_clear(&c->maps);
+		c->noarena = (m.u.hello.flags & PROBE_HELLO_NOARENA) != 0;
 		attach_arena(in, c);
 		/*
 		 * Closing the image before an exec delivered its last samples,

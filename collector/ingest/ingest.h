@@ -137,6 +137,7 @@ struct ingest_conn {
 	uid_t uid;              /* ... and its uid */
 	uint32_t wire_pid;      /* the pid it names itself by (its namespace) */
 	int hello;              /* its first frame (a HELLO) arrived */
+	int noarena;            /* its HELLO said no arena comes (PROBE_HELLO_NOARENA) */
 	int dead;               /* closed; freed by ingest_free_dead */
 	int arena_fd;           /* received, not yet mapped; -1 */
 	int wake_fd;            /* its wake socket, received with it; -1 */

@@ -88,7 +88,8 @@ enum probe_frame_type {
 	 * HELLO's frame flags (older recordings: 0, nothing said):
 	 *   PROBE_HELLO_KSTATE: the next bits say whether kernel time was
 	 *   sampled: PROBE_HELLO_KERNEL set (attr.exclude_kernel = 0), or
-	 *   the reason it was not in PROBE_HELLO_KWHY (a PROBE_HELLO_KWHY_*).
+	 *   the reason it was not in PROBE_HELLO_KWHY (a PROBE_HELLO_KWHY_*);
+	 *   PROBE_HELLO_NOARENA: no arena comes (the process had no sample).
 	 */
 	PROBE_F_HELLO = 1,
 	/*
@@ -320,6 +321,12 @@ enum probe_unprof_reason {
 #define PROBE_HELLO_KWHY_SHIFT 2
 #define PROBE_HELLO_KWHY_MASK 0x1cu
 #define PROBE_HELLO_NOUSER 0x20u   /* user space not sampled (-e EVENT:k) */
+/*
+ * No arena, and none to come: a process that ended before its first
+ * sample says only who it was and how it ended (preload/lazy.c).  Not a
+ * connection made again, which comes without the arena it already sent.
+ */
+#define PROBE_HELLO_NOARENA 0x40u
 enum probe_hello_kwhy {
 	PROBE_HELLO_KWHY_NONE = 0,      /* included, or not said */
 	PROBE_HELLO_KWHY_OFF = 1,       /* PROBE_KERNEL=0 */
