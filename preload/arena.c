@@ -415,8 +415,12 @@ uint64_t probe_arena_overflowed(void)
  * both (the parent's stay) and make a new one.  Returns -1 when that fails:
  * the child is then not profiled.
  */
-/* Fork child: the parent's arena, unmapped and forgotten (never written). */
-void probe_arena_drop_inherited(void)
+/*
+ * The arena unmapped and forgotten: a fork child's copy of its parent's
+ * (never written), or one whose connection failed (lazy.c).  Async-signal-
+ * safe.
+ */
+void probe_arena_drop(void)
 {
 	if (probe_arena)
 		munmap(probe_arena, arena_size);
@@ -433,6 +437,6 @@ void probe_arena_drop_inherited(void)
 
 int probe_arena_after_fork_child(void)
 {
-	probe_arena_drop_inherited();
+	probe_arena_drop();
 	return probe_arena_create();
 }

@@ -100,6 +100,7 @@ static void start(void)
 	}
 	if (probe_conn_open_now(&err) < 0) {
 		conn_failed(err);
+		probe_arena_drop();
 		give_up();
 		return;
 	}

@@ -37,8 +37,8 @@
  * connection.  The atfork child handler drops them (without disabling: that
  * would disable the parent's events), and starts over as a new process: an
  * event for its one thread, and its own arena, connection and HELLO (pid,
- * parent pid), now or at its first need (lazy.c).  Threads it creates later are covered as before.  The pid also
- * tells a vfork child (which shares our memory) or a child forked without
+ * parent pid), now or at its first need (lazy.c).  Threads it creates
+ * later are covered as before.  The pid also tells a vfork child (which shares our memory) or a child forked without
  * the atfork handlers (_Fork, raw clone) from the process we set up:
  * probe_is_ours() is 0 there and every interposed function just does the
  * real thing.
@@ -357,7 +357,7 @@ static void fork_child(void)
 	exit_deadline = 0;
 	probe_maps_after_fork_child();
 	/* Its own arena and connection, now or at its first need (lazy.c). */
-	probe_arena_drop_inherited();
+	probe_arena_drop();
 	probe_conn_drop_inherited();
 	probe_threads_after_fork_child();
 	t = probe_self;

@@ -621,7 +621,7 @@ int probe_arena_create(void);
 int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
 int probe_arena_wake_fd_ok(void);       /* the collector's wake end, or -1 */
 int probe_arena_after_fork_child(void);
-void probe_arena_drop_inherited(void);  /* fork child: the parent's, forgotten */
+void probe_arena_drop(void);            /* unmapped, forgotten (async-signal-safe) */
 /*
  * A LIVE slot for tid (-1: none left), and its end.  Taking one is
  * async-signal-safe (lazy.c takes the first in our handler).
