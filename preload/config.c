@@ -414,6 +414,20 @@ static void read_record_opts(void)
 			probe_msg("PROBE_RING_PAGES='%.32s' is not a power of two from 1 "
 				  "to 1048576; using 1", s);
 	}
+	/*
+	 * probe record's command starts at once, not at its first need
+	 * (lazy.c): it is the one process whose end wait() tells probe
+	 * record, so an end that says nothing (a raw exit_group, a SIGKILL, a
+	 * raw exec) is still told under its name.  "1" becomes its pid, which
+	 * its exec'd images keep and its children do not.
+	 */
+	s = getenv("PROBE_COMMAND");
+	if (s && *s) {
+		snprintf(pid, sizeof pid, "%ld", (long)getpid());
+		if (strcmp(s, "1") == 0)
+			setenv("PROBE_COMMAND", pid, 1);
+		probe_cfg.eager |= strcmp(s, "1") == 0 || strcmp(s, pid) == 0;
+	}
 	s = getenv("PROBE_NO_INHERIT");
 	if (s && *s && strcmp(s, "0") != 0) {
 		snprintf(pid, sizeof pid, "%ld", (long)getpid());
@@ -522,7 +536,7 @@ void probe_config_read(void)
 	s = getenv("PROBE_HANDLER_STATS");
 	probe_cfg.handler_stats = s && strcmp(s, "1") == 0;
 	s = getenv("PROBE_LAZY");
-	probe_cfg.eager = s && strcmp(s, "0") == 0;
+	probe_cfg.eager |= s && strcmp(s, "0") == 0;
 	s = getenv("PROBE_UNWIND");
 	probe_cfg.unwind = !s || !*s || strcmp(s, "fast") == 0 ? PROBE_UNWIND_FAST :
 			   strcmp(s, "libunwind") == 0 ? PROBE_UNWIND_LIBUNWIND :

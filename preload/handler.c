@@ -585,18 +585,22 @@ static void probe_on_signal(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	probe_hold(t, PROBE_SP());
-	/* The process's first sample: its start waited for it (lazy.c). */
+	t->saw_kernel = 0;
+	if (probe_mode != PROBE_MODE_TIMER)
+		t->own_now = probe_now_ns();
+	/*
+	 * The process's first sample: its start waited for it (lazy.c).  After
+	 * own_now: a sample taken during the start is the profiler's own.
+	 */
 	if (probe_lazy_waiting()) {
 		probe_lazy_start_signal();
 		if (!probe_active) {
+			t->own_now = 0;
 			probe_unhold(t);
 			errno = saved_errno;
 			return;
 		}
 	}
-	t->saw_kernel = 0;
-	if (probe_mode != PROBE_MODE_TIMER)
-		t->own_now = probe_now_ns();
 	if (probe_cfg.handler_stats) {
 		uint64_t a = probe_now_ns();
 

@@ -87,8 +87,8 @@ static void give_up(void)
 	probe_thread_pause_self();
 }
 
-/* The start; our signal is blocked, and this is the only thread. */
-static void start(void)
+/* The start, every signal blocked (start() says why). */
+static void start_masked(void)
 {
 	struct probe_thread *t = probe_current_thread();
 	int err = 0;
@@ -111,6 +111,22 @@ static void start(void)
 			  probe_conn_trouble() : "send failed", "); not profiling", NULL);
 		give_up();
 	}
+}
+
+/*
+ * The start; our signal is blocked, and this is the only thread.  Every
+ * other signal waits too: a program's handler run in the middle of it
+ * might never return (exit, siglongjmp) and leave half a start (tests/61,
+ * nested_exit).  They wait as long as the start takes, once.
+ */
+static void start(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	probe_real_sigmask(SIG_BLOCK, &all, &old);
+	start_masked();
+	probe_real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void probe_lazy_start_now(void)

@@ -12,7 +12,7 @@ plan 7
 exports=$(nm -D --defined-only "$LIBPROBE" | awk '{ print $3 }' | sort | tr '\n' ' ')
 diag "exports: $exports"
 bad=$(nm -D --defined-only "$LIBPROBE" | awk '{ print $3 }' |
-	grep -Ev '^(pthread_create|dlopen|dlclose|dl_iterate_phdr|fork|vfork|exec[lv].*|fexecve|pipe2|sigaction|signal|bsd_signal|sysv_signal|sigset|sigprocmask|pthread_sigmask|exit|_exit|_Exit|pthread_exit|close|close_range|closefrom|dup2|dup3|posix_spawn.*|system|setitimer|timer_create)$')
+	grep -Ev '^(pthread_create|dlopen|dlclose|dl_iterate_phdr|fork|vfork|exec[lv].*|fexecve|pipe2|sigaction|signal|bsd_signal|sysv_signal|sigset|sigprocmask|pthread_sigmask|exit|_exit|_Exit|pthread_exit|close|close_range|closefrom|dup2|dup3|posix_spawn.*|system|setitimer|timer_create|setuid|seteuid|setreuid|setresuid)$')
 is "$bad" "" "no exported symbol beyond the interposed functions"
 off=$(nm -D --defined-only "${LIBPROBE%/*}/libprobe-offcpu.so" | awk '{ print $3 }' |
 	grep -Ev '^(sleep|usleep|nanosleep|clock_nanosleep|poll|ppoll|select|pselect|epoll_wait|epoll_pwait|read|readv|pread|pread64|write|writev|recv|recvfrom|recvmsg|send|sendto|sendmsg|accept|accept4|connect|fsync|fdatasync|flock|wait|waitpid|wait4|waitid|sigwait|sigwaitinfo|sigtimedwait|sigsuspend|pause|pthread_cond_wait|pthread_cond_timedwait|pthread_cond_clockwait|pthread_join|pthread_mutex_lock|pthread_rwlock_rdlock|pthread_rwlock_wrlock|sem_wait|pthread_mutex_timedlock|sem_timedwait|pthread_mutex_unlock|pthread_cond_signal|pthread_cond_broadcast)$' |

@@ -118,7 +118,7 @@ char **child_environ(const struct child_settings *s)
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **env = xcalloc(n + 14, sizeof(*env)); /* ours (13 at most), NULL */
+	char **env = xcalloc(n + 15, sizeof(*env)); /* ours (14 at most), NULL */
 	size_t k = 0;
 	const char *preload = NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -133,6 +133,7 @@ char **child_environ(const struct child_settings *s)
 		    env_is(e, "PROBE_RING_PAGES") || env_is(e, "PROBE_NO_INHERIT") ||
 	    env_is(e, "PROBE_EVENT_MORE") || env_is(e, "PROBE_OFFCPU") ||
 		    env_is(e, "PROBE_ALLOC") || env_is(e, "PROBE_ALLOC_ONLY") ||
+		    env_is(e, "PROBE_COMMAND") ||
 		    (s->timer && env_is(e, "PROBE_TIMER")))
 			continue;
 		env[k++] = xstrdup(e);
@@ -142,6 +143,7 @@ char **child_environ(const struct child_settings *s)
 	else
 		env[k++] = xasprintf("LD_PRELOAD=%s", s->libprobe);
 	env[k++] = xasprintf("PROBE_SOCKET=%s", s->socket);
+	env[k++] = xstrdup("PROBE_COMMAND=1");         /* it starts at once (preload/lazy.c) */
 	env[k++] = xasprintf("PROBE_EVENT=%s", s->event);
 	env[k++] = xasprintf("%s=%" PRIu64, s->use_period ? "PROBE_PERIOD" : "PROBE_FREQ",
 			     s->value);
