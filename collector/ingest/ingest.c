@@ -607,7 +607,7 @@ static void out_of_fds(struct ingest *in)
 	in->pause_ms = in->pause_ms ? in->pause_ms * 2 : INGEST_PAUSE_MIN_MS;
 	if (in->pause_ms > INGEST_PAUSE_MAX_MS)
 		in->pause_ms = INGEST_PAUSE_MAX_MS;
-	if (!in->paused_until)
+	if (!in->paused_until && !in->accept_polled)
 		epoll_ctl(in->ep, EPOLL_CTL_DEL, in->lfd, NULL);
 	in->paused_until = now_ns() + in->pause_ms * 1000000ull;
 }
@@ -619,7 +619,8 @@ static void resume_accepting(struct ingest *in)
 	if (!in->paused_until || now_ns() < in->paused_until)
 		return;
 	in->paused_until = 0;
-	epoll_ctl(in->ep, EPOLL_CTL_ADD, in->lfd, &ev);
+	if (!in->accept_polled)
+		epoll_ctl(in->ep, EPOLL_CTL_ADD, in->lfd, &ev);
 	ingest_accept_all(in);
 }
 

@@ -171,6 +171,8 @@ struct ingest {
 	int any_uid;                    /* root's host agent: every uid may connect */
 	int live_roots;                 /* MAPs of other mount namespaces: scrub.h */
 	void *lfd_tag;                  /* lfd's epoll data.ptr (to pause accepting) */
+	int accept_polled;              /* lfd not in ep: accepted on each turn,
+					   which loop_ms() makes 10 ms at most */
 	uint64_t paused_until;          /* out of fds: not accepting until then */
 	unsigned pause_ms;
 	uint64_t nofile, nofile_said;   /* times out of fds; ... said so far */

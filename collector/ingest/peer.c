@@ -41,10 +41,23 @@ static int same_ns_as(pid_t pid, pid_t ref, const char *kind)
 	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
 }
 
-/* Is pid in our namespace of that kind? */
-static int same_ns(pid_t pid, const char *kind)
+/*
+ * Is pid in our mount namespace?  Ours is looked up once: a stat of a
+ * /proc path less for every connection (a fork+exec loop under probe
+ * record makes one a process).
+ */
+static int same_mnt_ns(pid_t pid)
 {
-	return same_ns_as(pid, getpid(), kind);
+	static struct stat own;
+	static int have;
+	char path[64];
+	struct stat a;
+
+	if (!have)
+		have = stat("/proc/self/ns/mnt", &own) == 0 ? 1 : -1;
+	snprintf(path, sizeof path, "/proc/%ld/ns/mnt", (long)pid);
+	return have > 0 && stat(path, &a) == 0 && a.st_ino == own.st_ino &&
+	       a.st_dev == own.st_dev;
 }
 
 int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid)
@@ -58,7 +71,7 @@ int peer_init(struct peer *p, int fd, pid_t pid, uid_t uid)
 	p->gid = (gid_t)-1;
 	p->ngroups = -1;
 	p->untrusted = uid != geteuid();
-	p->foreign_mnt = !same_ns(pid, "mnt");
+	p->foreign_mnt = !same_mnt_ns(pid);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && len == sizeof cr)
 		p->gid = cr.gid;
 	len = sizeof p->groups;

@@ -26,7 +26,8 @@ int loop_add(struct ingest *in, int fd, void *tag)
 int loop_open(struct ingest *in, int sfd)
 {
 	in->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (in->ep < 0 || (in->lfd >= 0 && loop_add(in, in->lfd, &loop_tag_listen) < 0) ||
+	if (in->ep < 0 || (in->lfd >= 0 && !in->accept_polled &&
+			   loop_add(in, in->lfd, &loop_tag_listen) < 0) ||
 	    (sfd >= 0 && loop_add(in, sfd, &loop_tag_signal) < 0))
 		return -1;
 	return 0;
@@ -39,6 +40,8 @@ int loop_ms(struct ingest *in, int ms, int outside)
 		ms = due;
 	if (outside && (ms < 0 || ms > SAMPLER_READ_MS))
 		ms = SAMPLER_READ_MS;
+	if (in->accept_polled && in->lfd >= 0 && (ms < 0 || ms > INGEST_POLL_MS))
+		ms = INGEST_POLL_MS;
 	return ms;
 }
 
@@ -66,7 +69,7 @@ int loop_turn(struct ingest *in, int ms, loop_own_fn own, void *ctx, struct loop
 		if (!conns[i]->dead)
 			ingest_read(in, conns[i]);
 	ingest_free_dead(in);
-	if (lis)
+	if (lis || (in->accept_polled && !in->paused_until))
 		ingest_accept_all(in);
 	if (ingest_timeout(in) == 0)
 		ingest_poll(in);
