@@ -25,8 +25,8 @@
  * cover.  A thread that never hurries keeps 32 KiB.
  *
  * A fork child inherits the parent's mapping, which is shared: it must not
- * write there.  probe_arena_after_fork_child() unmaps it and makes the
- * child an arena of its own.
+ * write there.  probe_arena_drop() unmaps it; the child makes an arena of
+ * its own, at once or at its first need (lazy.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -411,11 +411,6 @@ uint64_t probe_arena_overflowed(void)
 /* ---- fork ----------------------------------------------------------------- */
 
 /*
- * Fork child: the mapping and the descriptor are the parent's arena.  Drop
- * both (the parent's stay) and make a new one.  Returns -1 when that fails:
- * the child is then not profiled.
- */
-/*
  * The arena unmapped and forgotten: a fork child's copy of its parent's
  * (never written), or one whose connection failed (lazy.c).  Async-signal-
  * safe.
@@ -433,10 +428,4 @@ void probe_arena_drop(void)
 		probe_fd_disown(probe_arena_fd);
 		probe_arena_fd = -1;
 	}
-}
-
-int probe_arena_after_fork_child(void)
-{
-	probe_arena_drop();
-	return probe_arena_create();
 }

@@ -697,17 +697,6 @@ void probe_conn_drop_inherited(void)
 	}
 }
 
-/* Fork child: drop the parent's connection and connect anew to the same collector. */
-int probe_conn_after_fork_child(void)
-{
-	int err = 0;
-
-	probe_conn_drop_inherited();
-	if (broken || !conn_path[0] || probe_cfg.no_inherit)
-		return -1;      /* no_inherit: a fork child is not profiled */
-	return probe_conn_open_now(&err);
-}
-
 /*
  * A start that waits (lazy.c): the collector PROBE_SOCKET names, not yet
  * connected to.  -1 where a start cannot wait: no PROBE_SOCKET (a watcher

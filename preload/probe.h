@@ -620,7 +620,6 @@ extern int probe_arena_fd;
 int probe_arena_create(void);
 int probe_arena_fd_ok(void);            /* its descriptor, or -1: lost */
 int probe_arena_wake_fd_ok(void);       /* the collector's wake end, or -1 */
-int probe_arena_after_fork_child(void);
 void probe_arena_drop(void);            /* unmapped, forgotten (async-signal-safe) */
 /*
  * A LIVE slot for tid (-1: none left), and its end.  Taking one is
@@ -640,7 +639,6 @@ int probe_slot_push(int slot, uint64_t time, uint64_t weight, unsigned ev,
 
 /* Connect to the collector, or start one; may print the one line. */
 int probe_conn_open(void);
-int probe_conn_after_fork_child(void);
 void probe_conn_drop_inherited(void);   /* fork child: the parent's, closed */
 /* A start that waits (lazy.c): where to, without connecting; -1: cannot wait. */
 int probe_conn_prepare(void);
