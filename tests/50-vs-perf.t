@@ -39,18 +39,28 @@ perf record $PERF_OPTS --no-bpf-event -e cpu-clock:u -o "$T/probe-check.perf" --
 
 plan 13
 
+# What probe's handler calls in libc: perf counts those calls as the
+# program's (their leaf is libc's, not libprobe's; its frame-pointer chains
+# cannot tell them apart), probe does not count its handler.  One loaded
+# gt_leaf run: memmove 3.14 %, __errno_location 1.30 %, __restore_rt 0.78 %,
+# clock_gettime 0.52 % in perf's list, leaf_five 4.4 points under probe's.
+# Left out of both lists, shares of what is left.
+HANDLER_LIBC='^(__memmove_[a-z0-9_]*|__memcpy_[a-z0-9_]*|memmove|memcpy|__errno_location|__restore_rt|clock_gettime|__clock_gettime|syscall)$'
+
 # shares_probe FILE: "share<TAB>key" lines from a probe recording
 shares_probe() {
-	"$PROBE" report --no-inline --sort sym "$1" 2>>"$T/report.err" | awk '
+	"$PROBE" report --no-inline --sort sym "$1" 2>>"$T/report.err" | awk -v skip="$HANDLER_LIBC" '
 		/^#/ { next }
 		{ share = substr($0, 1, 8) + 0; name = substr($0, 32)
+		  if (name ~ skip) next
 		  if (name ~ /^\[unknown\]\+0x/ || name == "[kernel]") key = "[unknown]"
 		  else if (match(name, /\+0x[0-9a-f]+$/)) {
 			mod = substr(name, 1, RSTART - 1); sub(/\.so(\..*)?$/, ".so", mod)
 			key = "[unnamed " mod "]"
 		  } else key = name
-		  s[key] += share }
-		END { for (k in s) printf "%.2f\t%s\n", s[k], k }' | sort -t"$(printf '\t')" -k1,1nr
+		  s[key] += share; all += share }
+		END { for (k in s) printf "%.2f\t%s\n", all ? 100 * s[k] / all : 0, k }' |
+		sort -t"$(printf '\t')" -k1,1nr
 }
 
 # shares_perf FILE COMM: the same from a perf recording, of COMM's samples
@@ -61,7 +71,7 @@ shares_probe() {
 # while --sort comm,dso,sym of the same file had them).
 shares_perf() {
 	perf report -i "$1" --stdio --no-children --sort comm,dso,sym -g none \
-		--percent-limit 0 2>/dev/null | awk -v comm="$2" '
+		--percent-limit 0 2>/dev/null | awk -v comm="$2" -v skip="$HANDLER_LIBC" '
 		/^#/ || NF < 4 || $2 != comm { next }
 		{ share = $1; sub("%", "", share); dso = $3
 		  if (dso ~ /^(libprobe|libunwind|liblzma)/) next
@@ -73,6 +83,7 @@ shares_perf() {
 		  # with the padding before [.], and missed).
 		  i = index($0, "[.] "); name = substr($0, i + 4); sub(/ +$/, "", name)
 		  if (name !~ /@plt$/) sub(/@.*$/, "", name)     # symbol versions
+		  if (name ~ skip) next
 		  if (dso == "[unknown]") key = "[unknown]"
 		  else if (name ~ /^0x[0-9a-f]+$/) {
 			sub(/\.so(\..*)?$/, ".so", dso); key = "[unnamed " dso "]"
