@@ -129,9 +129,11 @@ static void start(void)
 	probe_real_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* errno is the program's: its setuid() or dlopen() sets it, not our start. */
 void probe_lazy_start_now(void)
 {
 	sigset_t old;
+	int e = errno;
 
 	if (!probe_lazy_waiting() || !probe_is_ours())
 		return;
@@ -139,6 +141,7 @@ void probe_lazy_start_now(void)
 	if (probe_lazy_waiting())
 		start();
 	probe_restore_mask(&old);
+	errno = e;
 }
 
 /* SIGNAL CONTEXT: our handler, the first sample (our signal is blocked). */

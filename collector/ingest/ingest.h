@@ -8,6 +8,12 @@
  *     lfd_tag (lfd's data.ptr in ep), uid (the only peer uid
  *     accepted), what ("recorded"/"watched", for a message), the callbacks
  *     and ctx, and inits sc; it closes those fds and frees sc itself.
+ *     With accept_polled (probe record), lfd is not in ep: the loop
+ *     accepts on every turn, at most INGEST_POLL_MS apart (session/loop.c),
+ *     so that a connection wakes nobody (a process whose start waited
+ *     connects only as it ends: preload/lazy.c).
+ *   - A HELLO with PROBE_HELLO_NOARENA brings no arena and never will: it
+ *     takes no arena over from a connection of its pid that ended.
  *   - ingest_accept_all() takes every pending connection: a peer of another
  *     uid (SO_PEERCRED) is refused, unless any_uid (root's host agent);
  *     each one accepted is added to ep with
