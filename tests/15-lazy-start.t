@@ -6,7 +6,7 @@
 # are whole; a collector that is not there is said once either way.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null 2>&1 || skip_all "no strace to see which system calls a process makes"
-plan 12
+plan 14
 
 # A process that never samples: no memfd_create (the arena), one connect
 # (its last word), under probe record; with PROBE_LAZY=0, the arena.
@@ -56,6 +56,21 @@ ok $? "the recording reads: $(grep '^# event:' "$T/rep")"
 leaf_checks "$T/leaf" "started at the first sample: "
 awk '!/^#/ && $4 == "main" && $2 == "100.00%" { f = 1 } END { exit !f }' "$T/leaf"
 ok $? "every sample's stack reaches main: $(grep ' main ' "$T/leaf" | head -n 1)"
+
+# A change of user starts it first (the collector takes its own user's
+# connections); the program's errno is its own call's, not our start's.
+if command -v gcc >/dev/null 2>&1; then
+	printf '#include <errno.h>\n#include <stdio.h>\n#include <unistd.h>\nint main(void) { pid_t p = fork(); if (p == 0) { errno = EDOM; int r = setresuid(-1, -1, -1); printf("%%d %%d\\n", r, errno == EDOM); return 0; } int st; return wait(&st) < 0; }\n' |
+		sed 's/#include <unistd.h>/#include <unistd.h>\n#include <sys\/wait.h>/' >"$T/su.c"
+	gcc -O1 -o "$T/su" "$T/su.c" 2>"$T/gcc.err"
+	"$PROBE" record -q -o "$T/su.probe" -- strace -f -qq -e trace=memfd_create -o "$T/st-su" "$T/su" >"$T/su.out" 2>"$T/err"
+	is "$(cat "$T/su.out")" "0 1" "setresuid in a fork child that never sampled: succeeds, errno left as it was (EDOM)"
+	# su (strace's child: strace is the command) never samples and
+	# makes none; its fork child makes one, at its setresuid.
+	is "$(grep -c 'memfd_create(' "$T/st-su")" 1 "the fork child made its arena at setresuid, before the change of user"
+else
+	skip "no gcc"; skip "no gcc"
+fi
 
 # PROBE_SOCKET that no collector listens on: said once, by a process that
 # never samples too (at its end); its status is its own.
