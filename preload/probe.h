@@ -707,7 +707,7 @@ void probe_lazy_init(void);             /* resolve setuid and its kin */
 /* Constructor or fork child: wait for the first need to start?  0: waiting. */
 int probe_lazy_prepare(void);
 int probe_lazy_waiting(void);
-/* Start now if waiting (async-signal-safe; blocks our signal meanwhile). */
+/* Start now if waiting (async-signal-safe; every signal waits meanwhile). */
 void probe_lazy_start_now(void);
 /* SIGNAL CONTEXT, our handler on the only thread: the first sample. */
 void probe_lazy_start_signal(void);
