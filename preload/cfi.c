@@ -97,8 +97,8 @@ static int kept_at(uint64_t pc)
 /*
  * The start of the function containing pc, from the .eh_frame_hdr search
  * table of its object (keep[k], k = kept_at(pc): found once by the caller,
- * in the handler), or 0; *fde its FDE (unchecked).  Only the usual encoding (a table of datarel sdata4
- * pairs) is read.
+ * in the handler), or 0; *fde its FDE (unchecked).  Only the usual
+ * encoding (a table of datarel sdata4 pairs) is read.
  */
 static uint64_t function_start_fde(int k, uint64_t pc, const uint8_t **fde)
 {

@@ -634,14 +634,14 @@ const char *probe_conn_trouble(void)
 	return trouble;
 }
 
-/* One byte from the collector, or deadline. Async-signal-safe. */
-static void wait_byte(uint64_t deadline)
+/* One byte from the collector on fd, or deadline. Async-signal-safe. */
+static void wait_byte(int fd, uint64_t deadline)
 {
 	char b[16];
 
 	for (;;) {
 		uint64_t now = probe_now_ns();
-		struct pollfd p = { .fd = conn_fd, .events = POLLIN };
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (now >= deadline)
 			return;
@@ -649,7 +649,7 @@ static void wait_byte(uint64_t deadline)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r > 0)
-			(void)recv(conn_fd, b, sizeof b, MSG_DONTWAIT);
+			(void)recv(fd, b, sizeof b, MSG_DONTWAIT);
 		return;
 	}
 }
@@ -663,7 +663,7 @@ void probe_conn_wait_ack(uint64_t deadline)
 {
 	if (!wait_ack || conn_fd < 0 || broken)
 		return;
-	wait_byte(deadline);
+	wait_byte(conn_fd, deadline);
 }
 
 /*
@@ -676,7 +676,7 @@ void probe_conn_wait_reply(uint64_t deadline)
 {
 	if (conn_fd < 0 || broken)
 		return;
-	wait_byte(deadline);
+	wait_byte(conn_fd, deadline);
 }
 
 /*
@@ -743,21 +743,10 @@ int probe_conn_send_once(const void *p, size_t n, int *err, uint64_t reply_deadl
 	if (fd < 0)
 		return -1;
 	r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n ? 0 : -1;
-	*err = errno;
-	while (r == 0 && reply_deadline) {
-		uint64_t now = probe_now_ns();
-		struct pollfd q = { .fd = fd, .events = POLLIN };
-		char b[16];
-
-		if (now >= reply_deadline)
-			break;
-		int k = poll(&q, 1, (int)((reply_deadline - now) / 1000000u) + 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k > 0)
-			(void)recv(fd, b, sizeof b, MSG_DONTWAIT);
-		break;
-	}
+	if (r < 0)
+		*err = errno;
+	else if (reply_deadline)
+		wait_byte(fd, reply_deadline);
 	probe_sys_close(fd);
 	return r;
 }

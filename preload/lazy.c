@@ -40,18 +40,24 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "probe.h"
 
-enum { LAZY_NO, LAZY_WAITING, LAZY_FAILED };
-
-static int state;                       /* LAZY_*; the process's only thread */
+static int waiting;                     /* the start waits; one thread */
 
 int probe_lazy_waiting(void)
 {
-	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == LAZY_WAITING;
+	return __atomic_load_n(&waiting, __ATOMIC_ACQUIRE);
+}
+
+/* What the configuration allows: PROBE_*, before anything is made. */
+int probe_lazy_allowed(void)
+{
+	return !probe_cfg.eager && !probe_cfg.alloc && !probe_cfg.offcpu &&
+	       probe_cfg.socket_path[0] && !getenv("PROBE_EXIT_ACK");
 }
 
 /*
@@ -60,13 +66,12 @@ int probe_lazy_waiting(void)
  */
 int probe_lazy_prepare(void)
 {
-	state = LAZY_NO;
-	if (probe_cfg.eager || probe_cfg.alloc || probe_cfg.offcpu ||
-	    probe_mode != PROBE_MODE_PERF || probe_nadopted ||
-	    probe_arena || probe_conn_prepare() < 0 ||
+	waiting = 0;
+	if (!probe_lazy_allowed() || probe_mode != PROBE_MODE_PERF ||
+	    probe_nadopted || probe_arena || probe_conn_prepare() < 0 ||
 	    probe_maps_hold(probe_proc.pid) < 0)
 		return -1;
-	state = LAZY_WAITING;
+	waiting = 1;
 	return 0;
 }
 
@@ -82,7 +87,6 @@ static void conn_failed(int err)
 /* It cannot start: closed events, nothing interposed does anything more. */
 static void give_up(void)
 {
-	__atomic_store_n(&state, LAZY_FAILED, __ATOMIC_RELEASE);
 	probe_active = 0;
 	probe_thread_pause_self();
 }
@@ -93,7 +97,7 @@ static void start_masked(void)
 	struct probe_thread *t = probe_current_thread();
 	int err = 0;
 
-	__atomic_store_n(&state, LAZY_NO, __ATOMIC_RELEASE);
+	__atomic_store_n(&waiting, 0, __ATOMIC_RELEASE);
 	if (probe_arena_create() < 0) {         /* it said why */
 		give_up();
 		return;
@@ -158,7 +162,7 @@ void probe_lazy_exit(int status)
 
 	if (!probe_lazy_waiting())
 		return;
-	__atomic_store_n(&state, LAZY_NO, __ATOMIC_RELEASE);
+	__atomic_store_n(&waiting, 0, __ATOMIC_RELEASE);
 	if (probe_announce_gone(status, &err) < 0)
 		conn_failed(err);
 }

@@ -38,10 +38,10 @@
  * would disable the parent's events), and starts over as a new process: an
  * event for its one thread, and its own arena, connection and HELLO (pid,
  * parent pid), now or at its first need (lazy.c).  Threads it creates
- * later are covered as before.  The pid also tells a vfork child (which shares our memory) or a child forked without
- * the atfork handlers (_Fork, raw clone) from the process we set up:
- * probe_is_ours() is 0 there and every interposed function just does the
- * real thing.
+ * later are covered as before.  The pid also tells a vfork child (which
+ * shares our memory) or a child forked without the atfork handlers (_Fork,
+ * raw clone) from the process we set up: probe_is_ours() is 0 there and
+ * every interposed function just does the real thing.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -293,10 +293,11 @@ void _Exit(int status)
 /* ---- start ------------------------------------------------------------- */
 
 /*
- * Arena, connection (anew to the same collector in a fork child), this
- * thread's slot, HELLO and MAPs: now, not at the first need (lazy.c).
+ * Arena, connection (anew to the same collector in a fork child) and this
+ * thread's slot: now, not at the first need (lazy.c).  HELLO and the MAPs
+ * are the caller's to send.
  */
-static int start_at_once(struct probe_thread *t, int child)
+static int make_own(struct probe_thread *t, int child)
 {
 	int err = 0;
 
@@ -305,7 +306,7 @@ static int start_at_once(struct probe_thread *t, int child)
 		return -1;
 	if (t)
 		probe_thread_take_slot(t);
-	return probe_announce_start();
+	return 0;
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -368,7 +369,8 @@ static void fork_child(void)
 		probe_restore_mask(&fork_mask);
 		return;
 	}
-	if (probe_lazy_prepare() < 0 && start_at_once(t, 1) < 0)
+	if (probe_lazy_prepare() < 0 &&
+	    (make_own(t, 1) < 0 || probe_announce_start() < 0))
 		fork_child_quiet();
 	else
 		probe_threads_enable_all();
@@ -397,9 +399,7 @@ static int may_wait(void)
 {
 	const char *threads = probe_status_field("Threads");
 
-	return !probe_cfg.eager && !probe_cfg.alloc && !probe_cfg.offcpu &&
-	       probe_cfg.socket_path[0] && !getenv("PROBE_EXIT_ACK") &&
-	       threads && strtoul(threads, NULL, 10) == 1;
+	return probe_lazy_allowed() && threads && strtoul(threads, NULL, 10) == 1;
 }
 
 /* glibc gives constructors main's arguments: argv is /proc/self/cmdline's. */
@@ -456,12 +456,9 @@ static void probe_init(int argc, char **argv, char **envp)
 
 	/* Wait for the first need (lazy.c), or make what was not made yet. */
 	waiting = wait && probe_lazy_prepare() == 0;
-	if (wait && !waiting) {
-		if (probe_arena_create() < 0 || probe_conn_open() < 0) {
-			probe_thread_stop_self();
-			goto out;
-		}
-		probe_thread_take_slot(t);
+	if (wait && !waiting && make_own(t, 0) < 0) {
+		probe_thread_stop_self();
+		goto out;
 	}
 	/* HELLO says the mode (perf or timer) open_first chose. */
 	if (!waiting && probe_announce_start() < 0) {

@@ -704,6 +704,8 @@ uint64_t probe_now_ns(void);          /* CLOCK_MONOTONIC, as sample times */
 /* ---- lazy.c ------------------------------------------------------------- */
 
 void probe_lazy_init(void);             /* resolve setuid and its kin */
+/* PROBE_* let a start wait (the constructor asks before making anything). */
+int probe_lazy_allowed(void);
 /* Constructor or fork child: wait for the first need to start?  0: waiting. */
 int probe_lazy_prepare(void);
 int probe_lazy_waiting(void);

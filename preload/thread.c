@@ -382,11 +382,9 @@ void probe_thread_attach_self(struct probe_thread *t)
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
-	char name[17] = "";
 
 	t->tid = gettid();
-	prctl(PR_GET_NAME, name, 0, 0, 0);
-	take_slot(t, name);
+	probe_thread_take_slot(t);
 	/* Its stack's bounds, for cfi.c's walk (which reads nothing else). */
 	if (initial_stack(t) == 0) {
 		/* the initial thread's, found without reading /proc */

@@ -60,8 +60,23 @@ ok $? "every sample's stack reaches main: $(grep ' main ' "$T/leaf" | head -n 1)
 # A change of user starts it first (the collector takes its own user's
 # connections); the program's errno is its own call's, not our start's.
 if command -v gcc >/dev/null 2>&1; then
-	printf '#include <errno.h>\n#include <stdio.h>\n#include <unistd.h>\nint main(void) { pid_t p = fork(); if (p == 0) { errno = EDOM; int r = setresuid(-1, -1, -1); printf("%%d %%d\\n", r, errno == EDOM); return 0; } int st; return wait(&st) < 0; }\n' |
-		sed 's/#include <unistd.h>/#include <unistd.h>\n#include <sys\/wait.h>/' >"$T/su.c"
+	cat >"$T/su.c" <<'EOF2'
+#include <errno.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int st;
+	if (fork() == 0) {
+		errno = EDOM;
+		int r = setresuid(-1, -1, -1);
+		printf("%d %d\n", r, errno == EDOM);
+		return 0;
+	}
+	return wait(&st) < 0;
+}
+EOF2
 	gcc -O1 -o "$T/su" "$T/su.c" 2>"$T/gcc.err"
 	"$PROBE" record -q -o "$T/su.probe" -- strace -f -qq -e trace=memfd_create -o "$T/st-su" "$T/su" >"$T/su.out" 2>"$T/err"
 	is "$(cat "$T/su.out")" "0 1" "setresuid in a fork child that never sampled: succeeds, errno left as it was (EDOM)"

@@ -11,8 +11,8 @@
  *     event kept; a free's record (--alloc) keeps its frames inline.
  *     Frames gather in a block of up to PROBE_ZSTD_RAW_MAX bytes,
  *     written as one ZSTD frame when full or flushed, or as the frames
- *     themselves when compressing does not make it smaller.  emit() gets each frame to write (the
- *     caller adds its CRC).
+ *     themselves when compressing does not make it smaller.  emit() gets
+ *     each frame to write (the caller adds its CRC).
  *   - recpack_flush() writes out the block now (probe record does when a
  *     process waits for its samples to be safe): what was handed in is
  *     then all emitted.
