@@ -20,6 +20,8 @@ DW_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libdw libelf 2>/dev/null)
 DW_LIBS    := $(shell $(PKG_CONFIG) --libs libdw libelf zlib libzstd 2>/dev/null)
 # libiberty (the demangler): Debian ships it as a static archive only.
 DW_LIBS    += -liberty
+# probe annotate's disassembler (annotate/disasm.h says why capstone).
+DW_LIBS    += $(shell $(PKG_CONFIG) --libs capstone 2>/dev/null)
 UNW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
 # --format pprof: profile.proto compiled by protoc-c at build time into
 # $(GEN) (never committed), linked with libprotobuf-c.
@@ -91,7 +93,7 @@ PROBE    := $(BUILD)/probe
 
 # Without the Debian packages, say which command installs them rather than
 # fail in the compiler (make run, make test and make deps install them).
-HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libzstd libprotobuf-c libmicrohttpd libcurl 2>/dev/null && echo yes))
+HAVE_DEPS := $(if $(and $(wildcard /usr/include/uthash.h),$(wildcard /usr/include/libiberty/demangle.h),$(wildcard $(PPROF_PROTO)),$(shell command -v protoc-c)),$(shell $(PKG_CONFIG) --exists libdw libelf libunwind zlib libzstd libprotobuf-c libmicrohttpd libcurl capstone 2>/dev/null && echo yes))
 
 ifeq ($(HAVE_DEPS),)
 ifeq ($(filter deps run test check sanitize bench fuzz clean,$(MAKECMDGOALS)),)
@@ -159,7 +161,7 @@ $(LIBPROBE_OFFCPU_ALLOC): $(PRELOAD_OBJ) $(BUILD)/libprobe-offcpu-alloc.map
 
 # The man pages, made from each command's -h (scripts/gen-man): probe help
 # CMD shows them, from beside the binary (build/man) or where installed.
-MAN_CMDS := record report top diff list agent
+MAN_CMDS := record report annotate top diff list agent
 MANPAGES := $(BUILD)/man/probe.1 $(patsubst %,$(BUILD)/man/probe-%.1,$(MAN_CMDS))
 all: $(MANPAGES)
 $(BUILD)/man/probe.1: $(PROBE) scripts/gen-man

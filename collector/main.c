@@ -4,6 +4,7 @@
  *   probe record ...   (record.h)     probe report ...   (report.h)
  *   probe top ...      (top.h)        probe diff ...     (diff.h)
  *   probe list ...     (list.h)        probe agent ...    (agent.h)
+ *   probe annotate ... (annotate.h)
  *   probe -h | --help | help [CMD] | --version
  * Usage errors exit 2 with one "probe:" line.
  *
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd/agent.h"
+#include "cmd/annotate.h"
 #include "cmd/diff.h"
 #include "cmd/list.h"
 #include "cmd/record.h"
@@ -39,6 +41,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, &record_spec },
 	{ "report", cmd_report, &report_spec },
+	{ "annotate", cmd_annotate, &annotate_spec },
 	{ "top", cmd_top, &top_spec },
 	{ "diff", cmd_diff, &diff_spec },
 	{ "list", cmd_list, &list_spec },

@@ -44,6 +44,7 @@ enum sort_key { KEY_PID, KEY_TID, KEY_COMM, KEY_EXE, KEY_SYM, KEY_DSO, KEY_SRCLI
 
 struct report_opts {
 	const char *file;
+	const char *command;    /* the header's "# probe CMD:"; NULL: report */
 	const struct format_desc *format;
 	const char *output;     /* -o FILE, or NULL: stdout */
 	const char *title;      /* --title (pictures), or NULL: the default */

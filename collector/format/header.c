@@ -329,7 +329,7 @@ void report_header(const struct report_ctx *c, FILE *out)
 	if (c->opts->quiet)
 		return;
 	char *file = printable_dup(c->opts->file);
-	fprintf(out, "# probe report: %s\n", file);
+	fprintf(out, "# probe %s: %s\n", c->opts->command ? c->opts->command : "report", file);
 	free(file);
 
 	char *ev = event_summary(c->agg, "unknown");

@@ -84,6 +84,13 @@ struct kallsyms *kallsyms_load(const char *path)
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr,
 			    const char **module)
 {
+	uint64_t start, end;
+	return kallsyms_lookup_range(k, addr, module, &start, &end);
+}
+
+const char *kallsyms_lookup_range(const struct kallsyms *k, uint64_t addr,
+				  const char **module, uint64_t *start, uint64_t *end)
+{
 	size_t lo = 0, hi = k ? k->n : 0;
 	*module = NULL;
 	/* The last symbol at or below addr. */
@@ -100,6 +107,14 @@ const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr,
 	if (s->addr == 0 || (lo == k->n && addr - s->addr > KSYM_LAST_SPAN))
 		return NULL;
 	*module = s->module;
+	*start = s->addr;
+	/* Up to the next symbol at a higher address (aliases share one). */
+	*end = s->addr + KSYM_LAST_SPAN;
+	for (size_t i = lo; i < k->n; i++)
+		if (k->syms[i].addr > s->addr) {
+			*end = k->syms[i].addr;
+			break;
+		}
 	return s->name;
 }
 

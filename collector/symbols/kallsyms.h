@@ -23,6 +23,9 @@ struct kallsyms;
 struct kallsyms *kallsyms_load(const char *path);
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr,
 			    const char **module);
+/* The same, and the function's bounds: its symbol up to the next one. */
+const char *kallsyms_lookup_range(const struct kallsyms *k, uint64_t addr,
+				  const char **module, uint64_t *start, uint64_t *end);
 void kallsyms_free(struct kallsyms *k);
 
 #endif
