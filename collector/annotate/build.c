@@ -77,23 +77,27 @@ static void disassemble(const struct report_ctx *c, struct symcache *sc,
 	char text[192], tname[256];
 	while (left > 0) {
 		struct ann_row *r = add_row(v, &cap);
-		uint64_t at = addr, target;
+		uint64_t at = addr, target, rip;
 		const uint8_t *from = p;
-		size_t n = disasm_next(d, &p, &left, &addr, text, sizeof(text), &target);
+		size_t n = disasm_next(d, &p, &left, &addr, text, sizeof(text), &target, &rip);
 		if (n == 0) {           /* undecodable: one byte, as objdump */
 			snprintf(text, sizeof(text), "(bad)");
 			n = 1;
 			p++;
 			left--;
 			addr++;
-			target = 0;
+			target = rip = 0;
 		}
 		r->addr = at;
 		r->len = (uint32_t)n;
 		memcpy(r->bytes, from, n < sizeof(r->bytes) ? n : sizeof(r->bytes));
 		tname[0] = 0;
-		if (target)
+		if (target) {
 			name_target(c, sc, fn, target, tname, sizeof(tname));
+		} else if (rip) {       /* objdump's "        # 1de50 <sym+0x8>" */
+			size_t k = (size_t)snprintf(tname, sizeof(tname), "        # %" PRIx64, rip);
+			name_target(c, sc, fn, rip, tname + k, sizeof(tname) - k);
+		}
 		r->text = xasprintf("%s%s", text, tname);
 	}
 }

@@ -120,7 +120,8 @@ static uint8_t *elf_code(const struct ann_func *fn, size_t n, unsigned *machine,
 				 "that ran cannot be read; shown are the sampled addresses, with "
 				 "the lines the recording kept", path);
 	else
-		*why = xasprintf("cannot read the code of %s (%s)", path,
+		*why = xasprintf("cannot read the code of %s (%s): shown are the sampled "
+				 "addresses, with the lines the recording kept", path,
 				 access(m->path, R_OK) ? "it is gone" : "no loaded segment holds it");
 	free(path);
 	return NULL;

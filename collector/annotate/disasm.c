@@ -78,15 +78,42 @@ static int branch_target(const cs_insn *i, uint64_t *target)
 	return 1;
 }
 
-size_t disasm_next(struct disasm *d, const uint8_t **code, size_t *left, uint64_t *addr,
-		   char *buf, size_t bufn, uint64_t *target)
+/* x86: the address "0x1cce9(%rip)" or "[rip + 0x1cce9]" names (next: the next instruction's). */
+static uint64_t rip_operand(const char *op, uint64_t next)
 {
-	*target = 0;
+	const char *p = strstr(op, "(%rip)"), *q;
+	int neg = 0;
+	if (p) {
+		for (q = p; q > op && q[-1] != ' ' && q[-1] != ','; q--)
+			;
+	} else if ((q = strstr(op, "[rip "))) {
+		q += 5;
+		neg = *q == '-';
+		q += 2;
+	} else {
+		return 0;
+	}
+	if (*q == '-') {
+		neg = 1;
+		q++;
+	}
+	if (strncmp(q, "0x", 2) != 0)
+		return 0;
+	uint64_t disp = strtoull(q, NULL, 16);
+	return neg ? next - disp : next + disp;
+}
+
+size_t disasm_next(struct disasm *d, const uint8_t **code, size_t *left, uint64_t *addr,
+		   char *buf, size_t bufn, uint64_t *target, uint64_t *rip)
+{
+	*target = *rip = 0;
 	if (!cs_disasm_iter(d->h, code, left, addr, d->insn))
 		return 0;
 	const cs_insn *i = d->insn;
 	if (!branch_target(i, target))
 		*target = 0;
+	if (d->machine == EM_X86_64)
+		*rip = rip_operand(i->op_str, *addr);
 	if (*target && d->machine != EM_AARCH64 && d->machine != EM_ARM)
 		/* objdump's "call   1149": the target without its 0x */
 		snprintf(buf, bufn, "%-6s %" PRIx64, i->mnemonic, *target);

@@ -1,18 +1,25 @@
 /*
  * disasm.h - machine code to text, with capstone.
  *
- * Why capstone, not libopcodes or objdump (perf's default):
- *   - objdump is a process per function and its text must be parsed back:
- *     perf annotate spends most of its time there.  Measured here on a
- *     function of 10,000 instructions: objdump --start-address/--stop-address
- *     took 40 ms, capstone 4 ms (docs/annotate.md).
+ * Why capstone, not objdump (perf's default) or libopcodes:
+ *   - Speed is not what decides: on a function of 12,511 instructions
+ *     (docs/annotate.md) capstone decoded and printed them in 10.6 ms,
+ *     objdump --start-address/--stop-address took 20 ms with its start;
+ *     both are far under the second the issue allows.
+ *   - objdump needs a file: kernel code read from /proc/kcore and JIT code
+ *     from a jitdump would have to be written out first (perf writes
+ *     temporary files for both), and its output, text meant for people
+ *     that changes between binutils versions, would have to be parsed
+ *     back into addresses.  capstone takes bytes and gives one
+ *     instruction at a time, with its length.
  *   - libopcodes (binutils-dev) prints exactly objdump's text, but its API
- *     is internal to binutils (it changed in 2.39: disassembler_style
- *     callbacks), Debian ships it only as a static archive tied to one
- *     binutils version, and it is GPL-3, which the rest of probe is not.
- *   - capstone is a stable, BSD-licensed library Debian keeps, thread-safe,
- *     with AT&T (objdump's default) and Intel syntax; its AT&T text differs
- *     from objdump's in details (size suffixes: "addl" for "add").
+ *     is internal to binutils (its disassembler callbacks changed in
+ *     2.39), Debian ships it only as a static archive tied to one binutils
+ *     version, and it is GPL-3.
+ *   - capstone is a stable, BSD-licensed library Debian keeps, with AT&T
+ *     (objdump's default) and Intel syntax.  Its AT&T text differs from
+ *     objdump's in details: size suffixes ("movl" for "mov"), small
+ *     immediates in decimal ("$1" for "$0x1"), a space after commas.
  *
  * Contract:
  *   - disasm_open() for an ELF e_machine (x86-64, i386, AArch64, ARM);
@@ -20,7 +27,9 @@
  *   - disasm_next() decodes one instruction at *code (*left bytes, at
  *     address *addr), advances all three, and writes "mnemonic operands"
  *     (mnemonic padded as objdump pads it) into buf; a direct call or jump
- *     target is left as an address for the caller to name.  Returns its
+ *     target is written as objdump writes it (hex, no 0x) and returned in
+ *     *target for the caller to name, and a RIP-relative operand's address
+ *     in *rip (0: none), as objdump's "# 1de50" comment shows it.  Returns its
  *     length, or 0 where the bytes decode to nothing (the caller shows
  *     them as "(bad)" and steps one byte, as objdump does).
  */
@@ -35,6 +44,6 @@ struct disasm;
 struct disasm *disasm_open(unsigned machine, int intel, const char **why);
 void disasm_close(struct disasm *d);
 size_t disasm_next(struct disasm *d, const uint8_t **code, size_t *left, uint64_t *addr,
-		   char *buf, size_t bufn, uint64_t *target);
+		   char *buf, size_t bufn, uint64_t *target, uint64_t *rip);
 
 #endif
