@@ -14,7 +14,7 @@
 # Statistics: about 2,000 samples a run; a share of 75 % then has a
 # standard deviation of 1 point: the +-3 asked for is three of them.
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 28
 
 # folded_count FILE AWK-CONDITION: samples of the folded stacks that match
 folded_count() {
@@ -76,7 +76,7 @@ fi
 
 # --- Node.js -----------------------------------------------------------------
 if ! command -v node >/dev/null 2>&1; then
-	for i in $(seq 11); do skip "no node (Debian nodejs): run scripts/install-deps"; done
+	for i in $(seq 12); do skip "no node (Debian nodejs): run scripts/install-deps"; done
 else
 	node_run() {	# node_run NAME NODE-ARGS...: record into $T/NAME.probe, fold it
 		name=$1; shift
@@ -125,6 +125,13 @@ else
 	all=$(folded_count "$T/dump.fold" '1')
 	[ -s "$T/jit-$pid.dump" ] && [ ! -e "/tmp/perf-$pid.map" ] && at_least 85 "$d" "$all"
 	ok $? "named from jit-$pid.dump alone: $d of $all samples in hotA/hotB"
+	# probe annotate reads the JIT code's bytes from that jitdump (found
+	# beside the recording): every sampled address is an instruction's start.
+	"$PROBE" annotate -i "$T/dump.probe" --functions 1 'JS:*hot[AB] *' >"$T/dump.ann" 2>&1
+	ins=$(grep -Ec '^ +[0-9.]+ +[1-9][0-9]* : +[0-9a-f]+:   [a-z]' "$T/dump.ann")
+	grep -q "code from $T/jit-$pid.dump" "$T/dump.ann" && [ "$ins" -gt 0 ] &&
+		! grep -q 'sampled address: no instruction read' "$T/dump.ann"
+	ok $? "probe annotate of hotA/hotB: $ins sampled instructions decoded from jit-$pid.dump"
 
 	# A native addon called from JS: its C frames (no frame pointers) below the JS ones.
 	if [ -f /usr/include/node/node_api.h ] &&

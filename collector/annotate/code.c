@@ -5,6 +5,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdlib.h>
@@ -230,24 +231,62 @@ static int is_jitdump(const char *path)
 	return strncmp(base, "jit-", 4) == 0 && l > 9 && strcmp(base + l - 5, ".dump") == 0;
 }
 
+/* The code at fn in jit-PID.dump under dir, if that file holds it. */
+static uint8_t *jit_in(const char *dir, uint32_t pid, const struct ann_func *fn, size_t n,
+		       unsigned *machine, char **from)
+{
+	char *p = xasprintf("%s/jit-%u.dump", dir, pid);
+	uint8_t *b = jitdump_code(p, fn->start, n, machine);
+	if (b)
+		*from = printable_dup(p);
+	free(p);
+	return b;
+}
+
+/*
+ * libprobe announces loaded objects, not every mapping, so the recording
+ * does not say where the jitdump was: it is looked for as perf inject
+ * --jit would find it, by name, where runtimes write it: beside the
+ * recording (node writes it in its working directory, where probe record
+ * usually writes too), in the current directory, and under ~/.debug/jit
+ * (Java's libperf-jvmti).  A file counts only if it holds a JIT_CODE_LOAD
+ * of this very address and size.
+ */
 static uint8_t *jit_code(const struct report_ctx *c, const struct ann_func *fn, size_t n,
 			 unsigned *machine, char **from, char **why)
 {
 	const struct agg_image *im = agg_image(c->agg, fn->image);
-	for (size_t i = 0; im && i < im->nmaps; i++) {
+	uint32_t pid = im ? im->pid : 0;
+	uint8_t *b = NULL;
+	for (size_t i = 0; im && i < im->nmaps && !b; i++) {
 		const struct agg_map *m = &im->maps[i];
-		if (m->jit || !is_jitdump(m->path))
-			continue;
-		uint8_t *b = jitdump_code(m->path, fn->start, n, machine);
-		if (b) {
+		if (!m->jit && is_jitdump(m->path) && (b = jitdump_code(m->path, fn->start, n, machine)))
 			*from = printable_dup(m->path);
-			return b;
-		}
 	}
-	*why = xstrdup("JIT code: its bytes are kept only by a jitdump file (node "
-		       "--perf-prof, Java's -agentpath:libperf-jvmti.so), and none that "
-		       "the process mapped holds this function");
-	return NULL;
+	char *dir = xstrdup(c->opts->file);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	if (!b && strcmp(c->opts->file, "-") != 0)
+		b = jit_in(slash ? (*dir ? dir : "/") : ".", pid, fn, n, machine, from);
+	free(dir);
+	if (!b)
+		b = jit_in(".", pid, fn, n, machine, from);
+	const char *home = getenv("HOME");
+	glob_t g;
+	char *pat = home && home[0] == '/' ? xasprintf("%s/.debug/jit/*", home) : NULL;
+	if (!b && pat && glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && !b; i++)
+			b = jit_in(g.gl_pathv[i], pid, fn, n, machine, from);
+		globfree(&g);
+	}
+	free(pat);
+	if (!b)
+		*why = xasprintf("JIT code: its bytes are kept only by a jitdump file (node "
+				 "--perf-prof, Java's -agentpath:libperf-jvmti.so); no jit-%u.dump "
+				 "beside the recording, in this directory or under ~/.debug/jit "
+				 "holds this function", pid);
+	return b;
 }
 
 uint8_t *code_read(const struct report_ctx *c, const struct ann_func *fn, size_t *len,
