@@ -5,7 +5,7 @@
 # after the program exits, q.
 . "$(dirname "$0")/lib.sh"
 command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
-plan 21
+plan 22
 
 export TMUX_TMPDIR=$T/tmux
 mkdir -p "$TMUX_TMPDIR"
@@ -132,6 +132,17 @@ sleep 1
 pane | grep -A1 'Call tree$' | tail -1 | grep -q ' leaf_five '
 ok $? "the call tree scrolls (Down)"
 tmux resize-window -t "$S" -y 50
+tmux send-keys -t "$S" Escape
+wait_for '^ *Self% +Total%' 10
+# a: the selected function's instructions, the hottest in view
+tmux send-keys -t "$S" / Escape
+sleep 0.5
+tmux send-keys -t "$S" / f i v e Enter
+wait_for 'filter: "five"' 10 && tmux send-keys -t "$S" Home a
+wait_for 'Annotation of leaf_five \(gt_leaf\)' 10 &&
+	wait_for '^ +[0-9.]+ +[0-9]+ : +[0-9a-f]+:   (addsd|subq|mulsd|jne)' 10 &&
+	pane | awk '/^ +[0-9.]+ +[0-9]+ : +[0-9a-f]+:   / && $1 >= 20 { n++ } END { exit !n }'
+ok $? "a annotates leaf_five: its loop's instructions, one with 20 % or more of its samples"
 tmux send-keys -t "$S" Escape
 wait_for '^ *Self% +Total%' 10
 tmux send-keys -t "$S" q

@@ -38,6 +38,8 @@
 
 enum ann_kind { ANN_ELF, ANN_KERNEL, ANN_JIT, ANN_OTHER };
 
+#define ANN_MAX_INLINED 16
+
 /* Samples at one address of a function. */
 struct ann_hit {
 	uint64_t addr;          /* the object's address (as printed) */
@@ -53,6 +55,9 @@ struct ann_func {
 	uint64_t start, end;    /* object addresses; start == end: bounds unknown */
 	const char *bounds;     /* "symbol", ".eh_frame", "kallsyms", "JIT" or NULL */
 	uint64_t samples, amount;
+	uint32_t inl[ANN_MAX_INLINED];  /* locations of functions inlined where it
+					   was sampled (the first ANN_MAX_INLINED) */
+	size_t ninl;
 	struct ann_hit *hits;   /* sorted by address */
 	size_t nhits, hits_cap;
 };
@@ -96,6 +101,9 @@ void ann_set_free(struct ann_set *s);
 /* Does fn answer to name (its name, its name in the binary, module+0xSTART)? */
 int ann_func_matches(const struct report_ctx *c, const struct ann_func *fn,
 		     const char *name);
+/* Is a function so named (or location loc, when name is NULL) inlined where fn was sampled? */
+int ann_func_inlines(const struct report_ctx *c, const struct ann_func *fn,
+		     const char *name, uint32_t loc);
 /* The rows of fn; 0, or -1 when nothing at all can be shown (v->note says). */
 int ann_build(const struct report_ctx *c, struct symcache *sc, const struct ann_func *fn,
 	      int intel, struct ann_view *v);

@@ -162,6 +162,13 @@ static void collect_count(struct collect *cl, const struct agg_count *k)
 	fn->amount += amount;
 	cl->set->samples += k->samples;
 	cl->set->amount += amount;
+	for (uint32_t j = 0; j + 1 < n && fn->ninl < ANN_MAX_INLINED; j++) {
+		size_t m = 0;
+		while (m < fn->ninl && fn->inl[m] != fr[j].loc)
+			m++;
+		if (m == fn->ninl)
+			fn->inl[fn->ninl++] = fr[j].loc;
+	}
 	uint64_t where = at;
 	if (fn->kind == ANN_ELF)
 		where = at - fn->map->bias;
@@ -240,5 +247,17 @@ int ann_func_matches(const struct report_ctx *c, const struct ann_func *fn,
 		if (cands[i] && (strcmp(cands[i], name) == 0 ||
 				 fnmatch(name, cands[i], 0) == 0))
 			return 1;
+	return 0;
+}
+
+int ann_func_inlines(const struct report_ctx *c, const struct ann_func *fn,
+		     const char *name, uint32_t loc)
+{
+	for (size_t i = 0; i < fn->ninl; i++) {
+		const struct loc *l = resolver_loc(c->res, fn->inl[i]);
+		if (name ? (strcmp(l->fn, name) == 0 || strcmp(l->raw, name) == 0 ||
+			    fnmatch(name, l->fn, 0) == 0) : fn->inl[i] == loc)
+			return 1;
+	}
 	return 0;
 }

@@ -14,7 +14,6 @@
 #include "cmdopt.h"
 #include "format/format.h"
 #include "session/load.h"
-#include "symbols/demangle.h"
 #include "symbols/resolve.h"
 #include "util.h"
 
@@ -161,29 +160,6 @@ static int annotate_option(struct annotate_args *a, int c)
 	return 0;
 }
 
-/*
- * Does some address of fn lie in a function named name that is inlined
- * there?  (probe annotate hot_inner, when hot_inner has no code of its own.)
- */
-static int inlines(const struct report_ctx *c, const struct ann_func *fn, const char *name)
-{
-	for (size_t i = 0; i < fn->nhits; i++) {
-		struct src_frame sf[16];
-		size_t n = fn->kind == ANN_ELF && fn->obj ?
-			   symobj_srcframes(fn->obj, fn->hits[i].addr, sf, 16) : 0;
-		for (size_t j = 0; j + 1 < n; j++) {
-			if (!sf[j].name)
-				continue;
-			char *d = c->opts->resolve.demangle ? probe_demangle_short(sf[j].name) : NULL;
-			int hit = (d && strcmp(d, name) == 0) || strcmp(sf[j].name, name) == 0;
-			free(d);
-			if (hit)
-				return 1;
-		}
-	}
-	return 0;
-}
-
 /* The functions to show, hottest first: those named, else the hottest few. */
 static size_t choose(const struct report_ctx *c, const struct ann_set *s,
 		     const struct annotate_args *a, size_t *pick)
@@ -202,7 +178,7 @@ static size_t choose(const struct report_ctx *c, const struct ann_set *s,
 			}
 	for (size_t j = 0; j < a->nnames && n == 0; j++)
 		for (size_t i = 0; i < s->n; i++)
-			if (inlines(c, &s->fns[i], a->names[j])) {
+			if (ann_func_inlines(c, &s->fns[i], a->names[j], 0)) {
 				if (!n)
 					probe_warn("%s has no code of its own that was sampled: "
 						   "it is inlined; showing the functions it is "

@@ -23,6 +23,7 @@
  * into lines (pruned under 0.5 %) which the arrows scroll.
  */
 #include "cmd/top.h"
+#include "top/annot.h"
 #include "top/top_state.h"
 
 #include <curses.h>
@@ -708,6 +709,7 @@ static void top_free(struct top *t)
 	free(t->down.v);
 	free(t->up.v);
 	free(t->tl);
+	annot_close(t);
 	struct cent *c, *ct;
 	HASH_ITER(hh, t->cents, c, ct) {
 		HASH_DEL(t->cents, c);

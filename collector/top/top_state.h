@@ -179,6 +179,12 @@ struct top {
 	uint32_t tree_loc;
 	uint64_t tree_self, tree_total;
 	int tscroll;            /* first line of the call tree shown */
+	int annot;              /* 'a': the annotation of annot_loc shows (annot.h) */
+	uint32_t annot_loc;
+	char *annot_text;       /* its text; annot_lines point into it */
+	char **annot_lines;
+	size_t annot_n;
+	int ascroll;            /* its first line shown */
 	int sel, scroll;
 	int keep_pos;           /* the selection moved by key: keep its position */
 	struct errpipe ep2;

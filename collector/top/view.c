@@ -13,6 +13,7 @@
 
 #include "format/format.h"
 #include "data/lost.h"
+#include "top/annot.h"
 #include "top/top_state.h"
 #include "util.h"
 
@@ -420,6 +421,8 @@ static void draw_help(void)
 		"  F          clear the focus",
 		"  /          filter by name substring: Enter applies, Esc clears",
 		"  Enter, c   call tree of the selected function: callees, callers (Esc back)",
+		"  a          the selected function's instructions and source lines, with the",
+		"             share of its samples on each (as probe annotate; Esc back)",
 		"  z          zero the counts",
 		"  p          pause the display (sampling goes on)",
 		"  i          last interval or cumulative percentages",
@@ -430,6 +433,22 @@ static void draw_help(void)
 	};
 	for (int i = 0; h[i]; i++)
 		put_line(i, h[i], i == 0 ? A_BOLD : 0);
+}
+
+/* 'a': the selected function's annotation from line y, remade from the samples so far. */
+static void draw_annot(struct top *t, int y)
+{
+	char buf[2 * LINE_MAX_BYTES];
+	annot_refresh(t);
+	const struct loc *l = resolver_loc(t->res, t->annot_loc);
+	snprintf(buf, sizeof(buf), "Annotation of %s (%s), every sample since the start  "
+		 "[Esc back, arrows/PgUp/PgDn scroll]", l->sym, l->dso);
+	put_line(y++, buf, A_BOLD);
+	if (t->ascroll >= (int)t->annot_n)
+		t->ascroll = t->annot_n ? (int)t->annot_n - 1 : 0;
+	for (int i = t->ascroll; i < (int)t->annot_n && y < LINES - 1; i++, y++)
+		put_line(y, t->annot_lines[i], 0);
+	refresh();
 }
 
 void draw(struct top *t)
@@ -459,6 +478,10 @@ void draw(struct top *t)
 	y++;
 	char buf[2 * LINE_MAX_BYTES], name[LINE_MAX_BYTES];
 	int fn = name_cols(COLS);
+	if (t->annot) {
+		draw_annot(t, y);
+		return;
+	}
 	if (t->tree) {
 		const struct loc *l = resolver_loc(t->res, t->tree_loc);
 		snprintf(buf, sizeof(buf), "Callers and callees of %s (%s): %.2f%% total, "
@@ -592,8 +615,10 @@ static void on_key(struct top *t, int ch)
 		return;
 	}
 	int page = page_rows();
-	/* The call tree scrolls; the rows' selection stays. */
-	if (t->tree && key_tree_scroll(t, ch, page))
+	/* The call tree and the annotation scroll; the rows' selection stays. */
+	if (t->annot && annot_key(t, ch, page))
+		return;
+	if (t->tree && !t->annot && key_tree_scroll(t, ch, page))
 		return;
 	switch (ch) {
 	case 'q':
@@ -615,6 +640,7 @@ static void on_key(struct top *t, int ch)
 		t->group = (t->group + 1) % G_COUNT;
 		t->sel = t->scroll = 0;
 		t->tree = 0;
+		annot_close(t);
 		break;
 	case 'f':
 		key_focus(t);
@@ -636,6 +662,15 @@ static void on_key(struct top *t, int ch)
 			t->tree_loc = t->rows.v[t->sel].loc;
 			t->tscroll = 0;
 		}
+		break;
+	case 'a':
+		if (t->tree)
+			annot_open(t, t->tree_loc);
+		else if (t->group == G_FUNC && t->sel < (int)t->rows.n)
+			annot_open(t, t->rows.v[t->sel].loc);
+		else
+			snprintf(status_msg, sizeof(status_msg),
+				 "a annotates a function: group by function first (g)");
 		break;
 	case 'z':
 		zero_counts(t);
