@@ -5,13 +5,23 @@
 # their own (Lines of one Location, innermost first), demangled C++ names,
 # build-ids and module names, pid/tid/thread labels with the thread shares,
 # weights as cpu nanoseconds; a gzip file from -o, none on a terminal.
+# go tool pprof -list and -disasm run from a directory outside the source
+# tree, with nothing in PPROF_BINARY_PATH: -list shows gt_leaf's leaf_five
+# and gt_inline's inlined inline_three by their files' full paths, the hot
+# line holding the function's samples; -disasm shows leaf_five (gt_leaf, a
+# PIE) and hot_a (a plugin .so) as instructions at addresses inside the
+# function, their samples adding up to the function's.  Those compare counts
+# (-sample_index=samples) with probe report's for the same samples: equal,
+# no statistical bound; the hot line must hold 90 % of them (every
+# instruction of both functions is on it with gcc and clang).
 . "$(dirname "$0")/lib.sh"
 command -v go >/dev/null 2>&1 ||
 	skip_all "no go command (Debian golang-go): go tool pprof is the reader checked"
 # Nothing of go's outside $T: its caches, pprof's downloads and binaries.
 export HOME="$T" GOCACHE="$T/gocache" GOPATH="$T/gopath" PPROF_TMPDIR="$T" \
 	PPROF_BINARY_PATH="$T/nobin" GOFLAGS= GOTOOLCHAIN=local
-plan 31
+mkdir -p "$T/nobin"
+plan 36
 
 pprof() { go tool pprof "$@" 2>>"$T/pprof.err"; }
 # run NAME CMD...: record at 999 Hz, then a text report by function
@@ -123,6 +133,61 @@ awk '/^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ inline_three / { getline n; getline w
 ok $? "one Location holds inline_three, inline_outer, work, innermost first"
 top inl -sample_index=samples
 is "$(total "$T/inl.top")" "$(samples "$T/inl.txt")" "gt_inline: same total samples"
+
+# --- -list and -disasm, from elsewhere ----------------------------------------
+mkdir -p "$T/away"
+# away ARGS...: go tool pprof -sample_index=samples ARGS, run in $T/away
+away() { (cd "$T/away" && pprof -sample_index=samples "$@"); }
+# nself REPORT NAME: the Samples (self) of the text row whose Function is NAME
+nself() { awk -v name="$2" '/^#/ { next } substr($0, 32) == name { print $3; exit }' "$1"; }
+# routine OUT: the flat count of the first ROUTINE of a -list or -disasm
+routine() { awk '/^ROUTINE/ { getline; print $1 == "." ? 0 : $1; exit }' "$1"; }
+# listed OUT LINE: the flat count of the first routine's row for source line LINE
+listed() {
+	awk -v l="$2" '/^ROUTINE/ { r++ } r == 1 && $3 ~ "^" l ":" { print $1 == "." ? 0 : $1; exit }' "$1"
+}
+# list_ok NAME REGEXP FUNCTION SOURCE PATTERN: -list REGEXP of NAME.pb.gz;
+# its first routine is FUNCTION in .../SOURCE (a full path), with probe's
+# Self samples, and the line of SOURCE that matches PATTERN has >= 90 % of them
+list_ok() {
+	line=$(grep -n "$5" "$ROOT/$4" | sed 's/:.*//;q')
+	away -list "$2" "$T/$1.pb.gz" >"$T/$1.list"
+	n=$(nself "$T/$1.txt" "$3") f=$(routine "$T/$1.list") r=$(listed "$T/$1.list" "$line")
+	diag "$1: -list $2: $(sed -n 2p "$T/$1.list"); probe $n samples, pprof $f, line $line ${r:-none}"
+	grep -q "^ROUTINE =* ${3%% *} in /.*/$4\$" "$T/$1.list" && [ "${n:-0}" -gt 0 ] &&
+		[ "$f" = "$n" ] && [ "${r:-0}" -ge $((n * 9 / 10)) ]
+}
+# disasm_ok NAME OBJECT SYMBOL: -disasm SYMBOL of NAME.pb.gz shows SYMBOL's
+# instructions, each at an address inside it (OBJECT's symbol table), their
+# flat counts adding up to the routine's, which is probe's Self samples
+disasm_ok() {
+	what="$3 in $(basename "$2")"
+	set -- "$1" "$2" "$3" $(readelf -sW "$2" | awk -v s="$3" '$4 == "FUNC" && $8 == s { print $2, $3; exit }')
+	away -disasm "$3" "$T/$1.pb.gz" >"$T/$1.dis"
+	n=$(nself "$T/$1.txt" "$3")
+	set -- $(awk -v lo="$((0x${4:-0}))" -v size="${5:-0}" '
+		function hex(s,   i, v) { v = 0
+			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		/^ROUTINE/ { r++; getline; if (r == 1) f = $1 == "." ? 0 : $1; next }
+		r == 1 && $3 ~ /^[0-9a-f]+:$/ { a = hex(substr($3, 1, length($3) - 1)); k++
+			if (a < lo || a >= lo + size) bad++
+			s += $1 == "." ? 0 : $1 }
+		END { print k + 0, bad + 0, s + 0, f + 0 }' "$T/$1.dis")
+	diag "-disasm $what: $1 instructions ($2 outside the symbol), flat $3, routine $4, probe $n samples"
+	[ "$1" -gt 0 ] && [ "$2" = 0 ] && [ "${n:-0}" -gt 0 ] && [ "$3" = "$n" ] && [ "$4" = "$n" ]
+}
+pie=$(readelf -hW "$GT/gt_leaf" | sed -n 's/^ *Type: *\([A-Z]*\).*/\1/p')
+list_ok leaf '^leaf_five$' leaf_five tests/gt_leaf.c 'void leaf_five(void)'
+ok $? "-list leaf_five from another directory: gt_leaf.c by its full path, its line ${line:-?} with ${r:-no} of ${n:-no} samples"
+list_ok inl '^inline_three$' 'inline_three [inlined]' tests/gt_inline.c 'HOT3 \*/'
+ok $? "-list inline_three (inlined in work): gt_inline.c's line ${line:-?} with ${r:-no} of ${n:-no} samples"
+disasm_ok leaf "$GT/gt_leaf" leaf_five
+ok $? "-disasm leaf_five (gt_leaf, ELF type $pie): its instructions at its own addresses, ${n:-no} samples, as probe's"
+run plug "$GT/gt_plugin" 10 "$GT/libgt_plugin_a.so:300"
+ok $? "gt_plugin with libgt_plugin_a.so: recorded and reported"
+disasm_ok plug "$GT/libgt_plugin_a.so" hot_a
+ok $? "-disasm hot_a (in libgt_plugin_a.so, dlopened): its instructions at its own addresses, ${n:-no} samples, as probe's"
 
 # --- standard output -----------------------------------------------------------
 "$PROBE" report --format pprof "$T/leaf.probe" 2>"$T/err" | gzip -t 2>/dev/null

@@ -25,23 +25,30 @@
  *     tid (numbers), thread, comm and exe (strings; empty ones left out).
  *   - One Location per sampled address, as the image's generation maps it
  *     and as leaf or return address (return addresses are looked up at
- *     addr - 1: the line is the call's).  Its address is the raw address;
- *     its Lines are resolve.h's frames for it, innermost first, so that
- *     functions inlined there are Lines of the one Location (pprof's
- *     line[0] is the innermost).  An address in no mapping (kernel,
- *     unknown) has no mapping_id.
- *   - One Mapping per object per process image (ASLR puts it elsewhere in
- *     each): start and limit of its sampled executable segments, the file
- *     offset of the lowest, its path and build-id (hex).  Only objects with
- *     a sampled address.  Each image's executable comes first (pprof:
- *     mapping[0] is the main binary).  has_functions, has_filenames,
- *     has_line_numbers and has_inline_frames say what its locations got,
- *     as pprof's own symbolizer sets them: pprof symbolizes again only
- *     objects that probe could not name at all.
+ *     addr - 1: the line is the call's).  Its address is the ELF address
+ *     (the raw address less its mapping's bias: for a PIE or a shared
+ *     library not where it ran, but what the object's symbol table and
+ *     code say, which go tool pprof -disasm compares it with untranslated:
+ *     its objTool's ObjAddr is the identity); its Lines are resolve.h's
+ *     frames for it, innermost first, so that functions inlined there are
+ *     Lines of the one Location (pprof's line[0] is the innermost).  An
+ *     address in no mapping (kernel, unknown, JIT) is the raw address, with
+ *     no mapping_id.
+ *   - One Mapping per object (path and build-id), in ELF addresses as its
+ *     Locations, so one for every process that loaded it: start and limit
+ *     of its sampled executable segments less the bias, the file offset of
+ *     the lowest, its path and build-id (hex).  Only objects with a sampled
+ *     address.  Ordered by the image they were first seen in, its
+ *     executable first (pprof: mapping[0] is the main binary).
+ *     has_functions, has_filenames, has_line_numbers and has_inline_frames
+ *     say what its locations got, as pprof's own symbolizer sets them:
+ *     pprof symbolizes again only objects that probe could not name at all.
  *   - A Function per (name, system name, file): the name as the report
  *     shows it (demangled unless -M) without " [inlined]", system_name as
- *     the binary spells it, filename as DWARF names it; start_line 0, as
- *     nothing here reads where a function is declared.
+ *     the binary spells it, filename as symbols.h's src_frame (a full path
+ *     where DWARF gives its compile unit's directory: pprof -list opens
+ *     it); start_line 0, as nothing here reads where a function is
+ *     declared.
  *   - duration_nanos: from the first sample to the last; time_nanos: the
  *     first sample's wall-clock time, as well as it can be told (see
  *     profile_start()).  With opts.window_ns (probe agent), the window's
@@ -90,10 +97,10 @@ struct str_ent {
 
 struct map_ent {
 	UT_hash_handle hh;
-	char *key;              /* "image bias build-id path" */
+	char *key;              /* "build-id path" */
 	PMapping *m;
-	uint32_t image;
-	int is_exe;
+	uint32_t image;         /* the first image it was seen in */
+	int is_exe;             /* ... and whether it was that one's executable */
 };
 
 struct loc_key {
@@ -175,8 +182,8 @@ static PMapping *new_mapping(struct pp *p, const struct agg_map *am)
 {
 	PMapping *m = xmalloc(sizeof(*m));
 	perftools__profiles__mapping__init(m);
-	m->memory_start = am->start;
-	m->memory_limit = am->end;
+	m->memory_start = am->start - am->bias;
+	m->memory_limit = am->end - am->bias;
 	m->file_offset = am->pgoff;
 	char *path = printable_dup(am->path);
 	m->filename = str_id(p, path);
@@ -190,24 +197,25 @@ static PMapping *new_mapping(struct pp *p, const struct agg_map *am)
 }
 
 /*
- * The Mapping of an object in one image: its segments (one MAP each, with
- * the same bias) are one Mapping, grown to cover them.
+ * The Mapping of an object: in ELF addresses (the bias taken off), where
+ * every process loads it alike, so one Mapping holds its segments (one MAP
+ * each) in all of them, grown to cover them.
  */
 static PMapping *mapping_of(struct pp *p, uint32_t image, const struct agg_map *am)
 {
 	char *id = hex(am->build_id, am->build_id_len);
-	char *key = xasprintf("%" PRIu32 " %" PRIx64 " %s %s", image, am->bias, id, am->path);
+	char *key = xasprintf("%s %s", id, am->path);
 	free(id);
 	struct map_ent *e;
 	HASH_FIND(hh, p->maps, key, strlen(key), e);
 	if (e) {
 		free(key);
-		if (am->start < e->m->memory_start) {
-			e->m->memory_start = am->start;
+		if (am->start - am->bias < e->m->memory_start) {
+			e->m->memory_start = am->start - am->bias;
 			e->m->file_offset = am->pgoff;
 		}
-		if (am->end > e->m->memory_limit)
-			e->m->memory_limit = am->end;
+		if (am->end - am->bias > e->m->memory_limit)
+			e->m->memory_limit = am->end - am->bias;
 		return e->m;
 	}
 	e = xcalloc(1, sizeof(*e));
@@ -307,7 +315,7 @@ static PLocation *new_location(struct pp *p, const struct loc_key *k)
 
 	PLocation *l = xmalloc(sizeof(*l));
 	perftools__profiles__location__init(l);
-	l->address = k->addr;
+	l->address = m ? k->addr - am->bias : k->addr;
 	l->mapping_id = m ? m->id : 0;
 	l->n_line = n;
 	l->line = xcalloc(n ? n : 1, sizeof(*l->line));

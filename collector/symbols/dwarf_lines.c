@@ -2,7 +2,8 @@
  * dwarf_lines.c - symobj_srcframes(): the functions inlined at an address,
  * innermost first, and their source lines, from DWARF (libdw: compile
  * units indexed by address range, each unit's scopes on first use), or,
- * in a Go binary without DWARF, from its .gopclntab (gopclntab.h).
+ * in a Go binary without DWARF, from its .gopclntab (gopclntab.h).  A file
+ * name DWARF gives relative to its compile unit's directory is joined to it.
  */
 #include "symbols/symobj.h"
 #include "symbols/gopclntab.h"
@@ -19,6 +20,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "hashtab.h"
+#include "strpool.h"
 #include "util.h"
 /* ---- DWARF: inline frames and source lines (libdw) ---------------------- */
 
@@ -310,6 +313,50 @@ static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwa
 	return scope_walk(&chain[0], vaddr, chain, 1, max, 1, 0);
 }
 
+/*
+ * The joined names of full_path(), for the life of the process: a few per
+ * source file (bounded by the files of the programs read, not by how often
+ * they are asked for), so that they outlive every object and no object
+ * grows with each address looked up (probe agent keeps its objects).
+ */
+static struct strpool *full_paths;
+static pthread_mutex_t full_paths_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A source file as addr2line and perf name it: where DWARF names it relative
+ * to its compile unit's directory (gcc run in the source tree: "tests/x.c",
+ * or "x.c"), joined to that directory (DW_AT_comp_dir, when absolute), so
+ * that a reader in another directory finds it (go tool pprof -list); else
+ * as it is.
+ */
+static const char *full_path(Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute a;
+	if (!file || !*file || file[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &a))
+		return file;
+	const char *dir = dwarf_formstring(&a);
+	if (!dir || dir[0] != '/')
+		return file;
+	while (file[0] == '.' && file[1] == '/')
+		file += 2;
+	size_t dl = strlen(dir), fl = strlen(file);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if (dl == 1)
+		dl = 0;         /* "/": "/x.c", not "//x.c" */
+	char *j = xmalloc(dl + fl + 2);
+	memcpy(j, dir, dl);
+	j[dl] = '/';
+	memcpy(j + dl + 1, file, fl + 1);
+	pthread_mutex_lock(&full_paths_lock);
+	if (!full_paths)
+		full_paths = strpool_new();
+	const char *s = strpool_intern(full_paths, j);
+	pthread_mutex_unlock(&full_paths_lock);
+	free(j);
+	return s;
+}
+
 /* A Go binary without DWARF: what its .gopclntab says (gopclntab.h). */
 static size_t go_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 			   size_t max)
@@ -347,7 +394,7 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 	int line = 0;
 	Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr);
 	if (l) {
-		file = dwarf_linesrc(l, NULL, NULL);
+		file = full_path(cu, dwarf_linesrc(l, NULL, NULL));
 		if (dwarf_lineno(l, &line) != 0)
 			line = 0;
 	}
@@ -372,7 +419,7 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 		if (!files && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 			files = NULL;
 		if (files && cf < nfiles)
-			file = dwarf_filesrc(files, cf, NULL, NULL);
+			file = full_path(cu, dwarf_filesrc(files, cf, NULL, NULL));
 	}
 	out[k].name = NULL;
 	for (int i = n - 1; i >= 0; i--) {

@@ -96,7 +96,7 @@ struct rframe {
 
 /* A frame's source position, file and line apart (pprof, speedscope). */
 struct rsrc {
-	const char *file;       /* as DWARF names it (printable), or NULL */
+	const char *file;       /* symbols.h's src_frame file (printable), or NULL */
 	unsigned line;          /* 0: unknown */
 };
 

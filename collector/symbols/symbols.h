@@ -64,7 +64,9 @@ struct symobj;
 
 struct src_frame {
 	const char *name;       /* function (maybe mangled), or NULL */
-	const char *file;       /* source file as DWARF names it, or NULL */
+	const char *file;       /* source file as DWARF names it, joined to its
+				   compile unit's directory where relative (as
+				   addr2line shows it), or NULL */
 	unsigned line;          /* 0: unknown */
 	int inlined;            /* 1: an inlined instance */
 };
