@@ -91,12 +91,13 @@ static void usage(FILE *out)
 		"A sampling profiler: probe record runs a program with libprobe.so\n"
 		"preloaded and saves where its threads spend their time; probe report\n"
 		"shows it (flat profile, call tree, or folded stacks for flame graphs);\n"
-		"probe top watches a running program's profile live; probe diff shows\n"
-		"what changed between two recordings; probe list shows the events\n"
-		"this machine can sample; probe agent profiles every program started\n"
-		"with LD_PRELOAD=libprobe.so, for Pyroscope, Parca or go tool pprof.\n"
-		"'probe help CMD' shows CMD's manual page (probe-CMD(1)); 'probe CMD -h'\n"
-		"says what each of its options does.\n");
+		"probe annotate shows the instructions and source lines of its hottest\n"
+		"functions, each with its share; probe top watches a running program's\n"
+		"profile live; probe diff shows what changed between two recordings;\n"
+		"probe list shows the events this machine can sample; probe agent\n"
+		"profiles every program started with LD_PRELOAD=libprobe.so, for\n"
+		"Pyroscope, Parca or go tool pprof.  'probe help CMD' shows CMD's manual\n"
+		"page (probe-CMD(1)); 'probe CMD -h' says what each of its options does.\n");
 }
 
 /*

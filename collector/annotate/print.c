@@ -166,6 +166,31 @@ static void hot_lines(const struct ann_view *v, FILE *out)
 	free(s);
 }
 
+/* One line per source file changed since the recording began: its lines may have moved. */
+static void stale_sources(const struct report_ctx *c, const struct ann_view *v,
+			  struct srcfiles *sf, FILE *out)
+{
+	const struct agg_info *info = agg_info(c->agg);
+	int64_t when = info && info->have ? (int64_t)(info->start_real_ns / 1000000000u) : 0;
+	const char *seen[8];
+	size_t nseen = 0;
+	for (size_t i = 0; i < v->nrows && when && nseen < 8; i++) {
+		const char *f = v->rows[i].file;
+		size_t j = 0;
+		while (j < nseen && seen[j] != f)
+			j++;
+		if (!f || j < nseen)
+			continue;
+		seen[nseen++] = f;
+		if (srcfile_newer(sf, f, when)) {
+			fprintf(out, "%18s: ", "");
+			put_text(out, f, 300);
+			fprintf(out, " changed after the recording: its lines may not be "
+				"the ones that ran\n");
+		}
+	}
+}
+
 void ann_print(const struct report_ctx *c, const struct ann_set *s,
 	       const struct ann_view *v, const struct ann_print_opts *o, FILE *out)
 {
@@ -173,6 +198,7 @@ void ann_print(const struct report_ctx *c, const struct ann_set *s,
 	const struct ann_func *fn = v->fn;
 	struct srcfiles *sf = srcfiles_new();
 	head(c, v, out);
+	stale_sources(c, v, sf, out);
 	const char *last_file = NULL;
 	unsigned last_line = 0;
 	size_t hidden = 0;
