@@ -8,8 +8,8 @@
 # lists against it.  No line of any help is wider than 79 columns.  The
 # pages of docs/ that show a command's -h show it as it is.
 . "$(dirname "$0")/lib.sh"
-CMDS="record report top diff list agent"
-plan 18
+CMDS="record report annotate top diff list agent"
+plan 20
 
 "$PROBE" --help >"$T/general" 2>&1
 is "$?" 0 "probe --help exits 0"

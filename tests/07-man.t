@@ -7,8 +7,8 @@
 #   - make install puts the pages where man finds them, and the completion;
 #   - the completion, in bash -i: commands, options, events, formats.
 . "$(dirname "$0")/lib.sh"
-CMDS="record report top diff list agent"
-plan 18
+CMDS="record report annotate top diff list agent"
+plan 19
 
 if ! command -v man >/dev/null 2>&1 || ! command -v groff >/dev/null 2>&1; then
 	skip_all "man and groff are needed to render the pages (apt-get install man-db groff-base)"
@@ -52,8 +52,8 @@ make -s -C "$ROOT" install BUILD="$BUILD" DESTDIR="$T/inst" PREFIX=/usr >"$T/mk"
 st=$?
 MANWIDTH=80 man -M "$T/inst/usr/share/man" probe-report >"$T/page" 2>&1
 [ "$st" = 0 ] && grep -q "^PROBE-REPORT(1)" "$T/page" && [ -s "$T/inst/usr/share/bash-completion/completions/probe" ] &&
-	[ "$(ls "$T/inst/usr/share/man/man1" | wc -l)" = 7 ]
-ok $? "make install DESTDIR: 7 pages man finds, and the completion (exit $st): $(tail -n 1 "$T/mk")"
+	[ "$(ls "$T/inst/usr/share/man/man1" | wc -l)" = 8 ]
+ok $? "make install DESTDIR: 8 pages man finds, and the completion (exit $st): $(tail -n 1 "$T/mk")"
 
 # The completion, as bash -i loads it; COMPREPLY for a command line.
 comp() {
@@ -84,6 +84,6 @@ got=$(comp probe top --a)
 [ "$got" = "--all-cpus --alloc" ]
 ok $? "completion: probe top --a<TAB> -> $got"
 got=$(comp probe help a)
-[ "$got" = "agent" ]
+[ "$got" = "agent annotate" ]
 ok $? "completion: probe help a<TAB> -> $got"
 done_testing
