@@ -103,7 +103,8 @@ static void place(struct collect *cl, const struct agg_count *k, uint64_t at,
 			f->bounds = ".eh_frame";
 	}
 	key->kind = f->kind;
-	key->start = f->start;
+	/* Kernel code kallsyms does not name is one function, "[kernel]". */
+	key->start = f->kind == ANN_KERNEL && !f->bounds ? 0 : f->start;
 }
 
 static size_t func_index(struct collect *cl, const struct fn_key *key,
@@ -181,17 +182,15 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const struct report_ctx *sort_ctx;
-
-static int by_heat(const void *a, const void *b)
+static int by_heat(const void *a, const void *b, void *arg)
 {
+	const struct report_ctx *c = arg;
 	const struct ann_func *x = a, *y = b;
 	if (x->amount != y->amount)
 		return x->amount > y->amount ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	return strcmp(resolver_loc(sort_ctx->res, x->loc)->sym,
-		      resolver_loc(sort_ctx->res, y->loc)->sym);
+	return strcmp(resolver_loc(c->res, x->loc)->sym, resolver_loc(c->res, y->loc)->sym);
 }
 
 /* Each hit into its function's sorted list; the hash emptied. */
@@ -214,8 +213,7 @@ static void settle(struct collect *cl)
 		struct ann_func *f = &cl->set->fns[i];
 		qsort(f->hits, f->nhits, sizeof(*f->hits), by_addr);
 	}
-	sort_ctx = cl->c;
-	qsort(cl->set->fns, cl->set->n, sizeof(*cl->set->fns), by_heat);
+	qsort_r(cl->set->fns, cl->set->n, sizeof(*cl->set->fns), by_heat, (void *)cl->c);
 }
 
 struct ann_set *ann_collect(const struct report_ctx *c, struct symcache *sc)
