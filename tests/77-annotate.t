@@ -17,12 +17,13 @@
 #   - A stripped program: functions named by their .eh_frame start
 #     (nm's start on the unstripped copy), instructions and no source.
 #   - A program changed after the recording: the sampled addresses with
-#     the recording's names and lines, and a line saying why no code.
+#     the recording's names and lines, and a line saying why no code; the
+#     code of the build that ran where perf's build-id cache has it.
 #   - Kernel code from a kcore file (PROBE_KCORE: this VM has no
 #     /proc/kcore), else a line saying why not.
 #   - As nobody; an unknown name exits 1 and lists the hottest.
 . "$(dirname "$0")/lib.sh"
-plan 23
+plan 24
 
 SRC=$ROOT/tests/gt_inline.c
 HOT3=$(grep -n 'HOT3 \*/' "$SRC" | cut -d: -f1)
@@ -133,12 +134,21 @@ ok $? "stripped: $srows instructions, no source lines"
 cp "$GT/gt_leaf" "$T/prog"
 "$PROBE" record -q -F 999 -o "$T/c.probe" -- "$T/prog" >/dev/null 2>&1
 cp "$GT/gt_inline" "$T/prog"
-"$PROBE" annotate -i "$T/c.probe" leaf_five >"$T/c.txt" 2>"$T/c.err"
+# HOME: no perf build-id cache (perf record above may have filled root's)
+HOME=$T/home "$PROBE" annotate -i "$T/c.probe" leaf_five >"$T/c.txt" 2>"$T/c.err"
 rc=$?
 grep -q 'no instructions: .*/prog changed since the recording (its build-id differs)' "$T/c.txt" &&
 	grep -q '(sampled address: no instruction read)' "$T/c.txt" &&
 	awk '/hottest source lines/ { getline; exit !($4 == "gt_leaf.c:13") }' "$T/c.txt"
 ok $((rc + $?)) "changed since the recording: leaf_five named, its sampled addresses and line gt_leaf.c:13, and why no code"
+# ... and with the build that ran in perf's build-id cache: its code from there
+bid=$(readelf -n "$GT/gt_leaf" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
+bdir=$T/home/.debug/.build-id/$(echo "$bid" | cut -c1-2)/$(echo "$bid" | cut -c3-)
+mkdir -p "$bdir" && cp "$GT/gt_leaf" "$bdir/elf"
+HOME=$T/home "$PROBE" annotate -i "$T/c.probe" leaf_five >"$T/c2.txt" 2>&1
+grep -q "code from $bdir/elf" "$T/c2.txt" &&
+	grep -Eq '^ +[0-9.]+ +[1-9][0-9]* : +[0-9a-f]+:   (addsd|subq|mulsd)' "$T/c2.txt"
+ok $? "changed, but perf's ~/.debug cache has the build that ran: its instructions from there"
 
 # Kernel code: this machine's /proc/kcore, or a made one.
 "$PROBE" record -q -F 999 -o "$T/k.probe" -- dd if=/dev/zero of=/dev/null bs=64k count=60000 >/dev/null 2>&1
