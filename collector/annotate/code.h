@@ -25,7 +25,7 @@
 
 #include "annotate/annotate.h"
 
-#define CODE_MAX (16u << 20)
+#define CODE_MAX (2u << 20)
 
 uint8_t *code_read(const struct report_ctx *c, const struct ann_func *fn, size_t *len,
 		   unsigned *machine, char **from, char **why);
