@@ -21,9 +21,10 @@
 #     code of the build that ran where perf's build-id cache has it.
 #   - Kernel code from a kcore file (PROBE_KCORE: this VM has no
 #     /proc/kcore), else a line saying why not.
-#   - As nobody; an unknown name exits 1 and lists the hottest.
+#   - As nobody; an unknown name exits 1 and lists the hottest;
+#     probe report --format annotate is the same view.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 
 SRC=$ROOT/tests/gt_inline.c
 HOT3=$(grep -n 'HOT3 \*/' "$SRC" | cut -d: -f1)
@@ -210,5 +211,12 @@ heads=$(grep -c '^ Percent  Samples : Source code' "$T/two.txt")
 first=$(sed -n 's/^ Percent  Samples : Source code & disassembly of \(.*\) in .*/\1/p' "$T/two.txt" | head -1)
 [ "$heads" -le 2 ] && [ "$heads" -ge 1 ] && [ "$first" = work ]
 ok $? "--functions 2: $heads functions, the hottest (work) first"
+
+# probe report --format annotate: the same view, with the report's options.
+"$PROBE" report --format annotate -o "$T/fmt.txt" "$T/inl.probe" 2>/dev/null
+"$PROBE" annotate -i "$T/inl.probe" >"$T/cmd.txt" 2>/dev/null
+tail -n +2 "$T/fmt.txt" >"$T/fmt.body" && tail -n +2 "$T/cmd.txt" >"$T/cmd.body"
+cmp -s "$T/fmt.body" "$T/cmd.body" && [ "$(grep -c 'Source code' "$T/fmt.txt")" -ge 1 ]
+ok $? "probe report --format annotate shows what probe annotate shows"
 
 done_testing

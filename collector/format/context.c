@@ -111,6 +111,8 @@ static const struct format_desc format_table[] = {
 	  "speedscope's JSON: a timeline per thread" },
 	{ "perf-script", report_perf_script, 0, 1,
 	  "perf script's text, for its readers" },
+	{ "annotate", report_annotate, 0, 0,
+	  "the hottest functions' instructions and source lines (probe annotate)" },
 };
 
 #define NFORMATS (sizeof(format_table) / sizeof(format_table[0]))

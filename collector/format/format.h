@@ -128,7 +128,9 @@ int report_tree(const struct report_ctx *c, FILE *out);
 int report_folded(const struct report_ctx *c, FILE *out);
 int report_pprof(const struct report_ctx *c, FILE *out);     /* pprof.c */
 int report_speedscope(const struct report_ctx *c, FILE *out); /* speedscope.c */
-int report_perf_script(const struct report_ctx *c, FILE *out); /* perf_script.c */
+int report_perf_script(const struct report_ctx *c, FILE *out);
+/* --format annotate: probe annotate's view of the hottest functions (annotate.h). */
+int report_annotate(const struct report_ctx *c, FILE *out); /* perf_script.c */
 
 /* Folded stacks of one or two recordings (probe diff: which 0 base, 1 new). */
 struct folded_line;

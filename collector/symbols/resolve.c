@@ -127,6 +127,11 @@ const char *resolver_intern(struct resolver *r, const char *s)
 	return strpool_intern(r->pool, s);
 }
 
+struct symcache *resolver_symcache(const struct resolver *r)
+{
+	return r->syms;
+}
+
 static const char *intern_printable(struct resolver *r, const char *s)
 {
 	char *p = printable_dup(s);

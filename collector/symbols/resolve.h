@@ -163,5 +163,7 @@ uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, ui
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id);
 size_t resolver_nlocs(const struct resolver *r);
 const char *resolver_intern(struct resolver *r, const char *s);
+/* The symbol cache it names from (probe annotate reads code through it). */
+struct symcache *resolver_symcache(const struct resolver *r);
 
 #endif
