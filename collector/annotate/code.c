@@ -294,6 +294,12 @@ uint8_t *code_read(const struct report_ctx *c, const struct ann_func *fn, size_t
 {
 	*from = *why = NULL;
 	*len = 0;
+	if (fn->end <= fn->start && fn->kind == ANN_KERNEL) {
+		*why = xstrdup("/proc/kallsyms shows this user no kernel addresses "
+			       "(kernel.kptr_restrict, or not root): the kernel's functions "
+			       "cannot be told apart; run probe annotate as root");
+		return NULL;
+	}
 	if (fn->end <= fn->start) {
 		*why = xstrdup("neither a symbol nor .eh_frame says where this function "
 			       "starts and ends: only its sampled addresses are shown");
