@@ -6,11 +6,13 @@
 # leaves, gt_threads' threads with --sort tid) within 0.5 points; Ctrl-F
 # finds a function and says its Total; a click zooms, Reset Zoom undoes it;
 # --inverted puts the leaves on top; hostile names are escaped (test_flame
-# writes them); a recording of 100,000 distinct stacks opens, and the time
+# writes them); in the HTML page a click also shows the function's hottest
+# source lines (gt_leaf's leaves on their lines 5:3:2, main's calls), and
+# hostile source text and file names stay text; a recording of 100,000 distinct stacks opens, and the time
 # it takes to be painted is printed (measured, not asserted: scripts/bench
 # --flame).  Screenshots are kept in $BUILD/tests/83-flamegraph-*.png.
 . "$(dirname "$0")/lib.sh"
-plan 44
+plan 58
 
 # The unit part runs without a browser.
 "$GT/test_flame" "$T/hostile.svg" >"$T/unit" 2>&1
@@ -31,7 +33,7 @@ elif ! node "$(dirname "$0")/flamegraph.js" "$NPM" >"$T/probe-run" 2>&1; then
 fi
 if [ -n "$why" ]; then
 	i=1
-	while [ $i -lt 44 ]; do skip "$why"; i=$((i + 1)); done
+	while [ $i -lt 58 ]; do skip "$why"; i=$((i + 1)); done
 	exit 0
 fi
 
@@ -129,6 +131,89 @@ want=$(awk '$1 == "zoom" { print $7 }' "$T/html.out")
 within "${1:-}" "${want:-x}" 0.011
 ok $? "html: Reset Zoom puts it back (${1:-?} px, ${want:-?} before)"
 keep leaf-html.png
+
+# ---- html: a click shows the function's hottest source lines ------------
+# gt_leaf's leaves are one line each (13, 14, 15: every sample of leaf_five
+# is on line 13), main calls them on the lines that say so.
+fg load "$T/leaf.html" lines leaf_five screenshot "$T/lines.png" key Escape key Escape \
+	lines leaf_three key Escape key Escape lines leaf_two key Escape key Escape lines main errors >"$T/lines.out" 2>&1
+# row NAME N FIELD: field FIELD of the Nth "line NAME ..." row (3: file:line,
+# 4: Self, 5: Total, 6: samples, 7 on: the source text)
+row() { awk -v n="$1" -v k="$2" -v f="$3" '$1 == "line" && $2 == n && ++i == k {
+	if (f < 7) { v = $f; sub("%", "", v); print v; exit }
+	for (j = 7; j <= NF; j++) printf "%s%s", $j, j < NF ? " " : "\n"; exit }' "$T/lines.out"; }
+src_line() { grep -n "$1" "$ROOT/tests/gt_leaf.c" | head -n1 | cut -d: -f1; }
+text_of() { sed -n "$1p" "$ROOT/tests/gt_leaf.c" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//'; }
+l5=$(src_line 'static void leaf_five'); l3=$(src_line 'static void leaf_three'); l2=$(src_line 'static void leaf_two')
+is "$(row leaf_five 1 3) $(row leaf_five 1 7)" "gt_leaf.c:$l5 $(text_of "$l5")" \
+	"html: a click on leaf_five shows its hottest line, gt_leaf.c:$l5, with its text"
+is "$(row leaf_five 1 4) $(row leaf_five 1 6)" \
+	"$(self_share "$T/leaf.txt" leaf_five) $(awk '$4 == "leaf_five" { print $3; exit }' "$T/leaf.txt")" \
+	"html: its Self% and samples are leaf_five's in probe report"
+# The lines' samples against the program's 5:3:2, of the three lines' samples
+# (start and exit left out, as leaf_checks does): binom_tol for 3 checks,
+# a false failure in fewer than 1 run of 1,000.
+c5=$(row leaf_five 1 6); c3=$(row leaf_three 1 6); c2=$(row leaf_two 1 6)
+n=$(( ${c5:-0} + ${c3:-0} + ${c2:-0} ))
+for p in "$l5:50:${c5:-0}" "$l3:30:${c3:-0}" "$l2:20:${c2:-0}"; do
+	IFS=: read -r ln want c <<EOF_P
+$p
+EOF_P
+	got=$(awk -v c="$c" -v n="$n" 'BEGIN { if (n > 0) printf "%.2f", 100 * c / n }')
+	share_ok "$got" "$want" "$n" 3
+	ok $? "html: gt_leaf.c:$ln has $got % of the three lines' $n samples (want $want +-$(binom_tol "$n" "0.$want" 3))"
+done
+want="gt_leaf.c:$(src_line 'leaf_five();') 0.00 leaf_five(); gt_leaf.c:$(src_line 'leaf_three();') 0.00 leaf_three(); gt_leaf.c:$(src_line 'leaf_two();') 0.00 leaf_two();"
+is "$(for k in 1 2 3; do printf '%s %s %s ' "$(row main $k 3)" "$(row main $k 4)" "$(row main $k 7)"; done | sed 's/ $//')" \
+	"$want" "html: main's lines are its three calls, hottest first, none its own samples"
+within "$(row main 1 5)" "$(row leaf_five 1 5)" 0.5
+ok $? "html: main's call of leaf_five has leaf_five's Total ($(row main 1 5) %, $(row leaf_five 1 5) %, +-0.5)"
+set -- $(awk '$1 == "key" { print $4, $6 }' "$T/lines.out")
+[ "${1:-x}" = 0 ] && [ "${2:-0}" -gt 0 ]
+ok $? "html: Escape closes the panel and keeps the zoom (panel ${1:-?}, ${2:-?} frames hidden)"
+[ "${3:-x}" = 0 ] && [ "${4:-x}" = 0 ]
+ok $? "html: a second Escape resets the zoom (${4:-?} frames hidden)"
+is "$(awk '$1 == "errors" { print $2 }' "$T/lines.out")" 0 "html: no JavaScript error while clicking"
+keep lines.png
+
+# Without -g: the panel says there are no lines, and why.
+objcopy --strip-debug "$GT/gt_leaf" "$T/gt_leaf_nog"
+PROBE_KERNEL=0 "$PROBE" record -q -F 999 -o "$T/nog.probe" -- "$T/gt_leaf_nog" 50 >/dev/null 2>>"$T/err"
+"$PROBE" report --format html -o "$T/nog.html" "$T/nog.probe" 2>>"$T/err"
+fg load "$T/nog.html" lines leaf_five >"$T/nog.out" 2>&1
+note=$(awk '$1 == "note" && $2 == "leaf_five" { $1 = $2 = ""; sub(/^  /, ""); print }' "$T/nog.out")
+echo "$note" | grep -q '^No source lines: .*built without -g' &&
+	! grep -q '^line ' "$T/nog.out"
+ok $? "html, built without -g: no lines, and the panel says so ($note)"
+
+# Hostile source: a line and a file name that are markup, quotes, a
+# backslash, invalid UTF-8 (shown as U+FFFD); the page keeps them text.
+hsrc="$T/h<i>&'x.c"
+cat >"$hsrc" <<'EOF_C'
+#include <stdio.h>
+static volatile double sink;
+__attribute__((noinline)) static void hot(void)
+{
+	double x = 1;
+	for (long i = 0; i < 150000000L; i++) x = x * 1.0000001 + 0.25; /* </script><!-- & "q" \ BAD */
+	sink = x;
+}
+int main(void) { hot(); printf("%g\n", sink > 0 ? 1.0 : 0.0); return 0; }
+EOF_C
+sed -i 's/BAD/\xff/' "$hsrc"
+cc -g -O1 -o "$T/hostile" "$hsrc" 2>>"$T/err"
+PROBE_KERNEL=0 "$PROBE" record -q -F 999 -o "$T/hs.probe" -- "$T/hostile" >/dev/null 2>>"$T/err"
+"$PROBE" report --format html -o "$T/hs.html" "$T/hs.probe" 2>>"$T/err"
+fg load "$T/hs.html" lines hot errors >"$T/hs.out" 2>&1
+is "$(awk '$1 == "load" { print $4 } $1 == "errors" { print $2 }' "$T/hs.out" | tr '\n' ' ')" "0 0 " \
+	"html, hostile source: loads and shows it without a JavaScript error or dialog"
+grep -qF "line hot h<i>&'x.c:6 " "$T/hs.out" &&
+	grep -qF '/* </script><!-- & "q" \ '"$(printf '\357\277\275')"' */' "$T/hs.out"
+ok $? "html, hostile source: its file name and line shown as text, invalid UTF-8 as U+FFFD"
+[ "$(grep -c '</script>' "$T/hs.html")" -eq 1 ] && ! grep -q '<!--' "$T/hs.html"
+ok $? "html, hostile source: no </script> or <!-- in the page's data"
+diag "html: gt_leaf's page $(stat -c %s "$T/leaf.html") bytes, of which D.src and D.files" \
+	"$(awk '/^src: \[/ { on = 1 } on { n += length($0) + 1 } on && /\]};$/ { exit } END { print n + 0 }' "$T/leaf.html")"
 
 # ---- gt_threads: a frame per thread with --sort tid --------------------
 "$PROBE" record -q -F 4999 -o "$T/thr.probe" -- "$GT/gt_threads" 300 >/dev/null 2>>"$T/err"

@@ -7,7 +7,8 @@
 // MODULES_DIR holds node_modules/puppeteer-core (scripts/install-deps).
 // Steps, in order, on the page loaded last:
 //   load FILE        open it: "load FILE errors N painted_ms MS frames N"
-//                    (errors: uncaught exceptions and console errors;
+//                    (errors: uncaught exceptions, console errors and
+//                    dialogs no step opened;
 //                    painted: from navigation start to the second animation
 //                    frame after the load event, i.e. drawn once)
 //   shares           "share NAME PCT" for every function name: the width its
@@ -21,6 +22,16 @@
 //                    after, the plot's width, ancestors dimmed, frames
 //                    hidden, its width before)
 //   reset            a click on "Reset Zoom": "reset WIDTH_OF_LAST_ZOOMED HIDDEN"
+//   lines NAME       a click on the widest frame called NAME (HTML page), then
+//                    its source lines panel: "lines NAME SHOWN HEAD" (SHOWN 1
+//                    when the panel is open; HEAD its name and module line),
+//                    "sum NAME TEXT", a "line NAME AT SELF TOTAL SAMPLES TEXT"
+//                    per row (AT file.c:LINE), "note NAME TEXT" (spaces in
+//                    HEAD as _, the rest as the page has them)
+//   errors           "errors N": the errors (as load counts them) since the
+//                    last load, each on a line "# error: ..." after it
+//   key KEY          KEY pressed (puppeteer's name: Escape): "key KEY panel
+//                    SHOWN hidden N" (N frames hidden: zoomed when above 0)
 //   rows NAME        "rows ROOT_Y NAME_Y": where the root and NAME are drawn
 //   hover NAME       the mouse over the widest frame called NAME:
 //                    "hover NAME DETAILS" (the page's details line)
@@ -160,7 +171,15 @@ async function main() {
 	page.on('pageerror', (e) => errors.push(String(e)));
 	page.on('console', (m) => { if (m.type() == 'error') errors.push(m.text()); });
 	let answer = null;
-	page.on('dialog', (d) => (answer === null ? d.dismiss() : d.accept(answer)));
+	// A dialog no step asked for (alert() from a name or a line of source
+	// that got out of its string) is an error.
+	page.on('dialog', (d) => {
+		if (answer === null) {
+			errors.push('dialog: ' + d.message());
+			return d.dismiss();
+		}
+		return d.accept(answer);
+	});
 	let lastZoom = null;
 	const out = (...a) => console.log(a.join(' '));
 	const all = () => page.evaluate(frames);
@@ -226,6 +245,41 @@ async function main() {
 			const fs = await all();
 			const z = fs.filter((g) => g.name == lastZoom).sort((a, b) => b.w - a.w)[0];
 			out('reset', z ? z.w.toFixed(2) : '-', fs.filter((g) => !g.shown).length);
+		} else if (step == 'lines') {
+			i++;
+			const f = (await all()).filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];
+			if (!f) {
+				out('lines', arg, 'none');
+				continue;
+			}
+			// Into the window first (a tall flame opens scrolled to its root).
+			const sc = await page.evaluate((y) => {
+				window.scrollTo(0, Math.max(0, y - window.innerHeight / 2));
+				return [window.scrollX, window.scrollY];
+			}, f.y);
+			await page.mouse.click(f.x + f.w / 2 - sc[0], f.y + 5 - sc[1]);
+			const p = await page.evaluate(() => {
+				const t = (id) => document.getElementById(id).textContent;
+				const rows = Array.from(document.querySelectorAll('#plines tr'))
+					.filter((r) => r.querySelector('td'))
+					.map((r) => Array.from(r.querySelectorAll('td')).map((c) => c.textContent));
+				return { shown: !document.getElementById('panel').hidden,
+					 head: t('pname') + ' ' + t('pmod'), sum: t('psum'), note: t('pnote'), rows };
+			});
+			out('lines', arg, p.shown ? 1 : 0, p.head.replace(/ /g, '_'));
+			out('sum', arg, p.sum);
+			for (const r of p.rows)
+				out('line', arg, ...r);
+			out('note', arg, p.note);
+		} else if (step == 'errors') {
+			out('errors', errors.length);
+			for (const e of errors)
+				out('#', 'error:', e.split('\n')[0]);
+		} else if (step == 'key') {
+			i++;
+			await page.keyboard.press(arg);
+			const shown = await page.evaluate(() => !document.getElementById('panel').hidden);
+			out('key', arg, 'panel', shown ? 1 : 0, 'hidden', (await all()).filter((g) => !g.shown).length);
 		} else if (step == 'hover') {
 			i++;
 			const f = (await all()).filter((g) => g.name == arg && g.shown).sort((a, b) => b.w - a.w)[0];

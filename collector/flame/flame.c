@@ -276,26 +276,222 @@ static void filler_free(struct filler *fl)
 	free(fl->exes);
 }
 
-void flame_fill(struct flame *f, const struct report_ctx *c, int set)
+/* ---- source lines ------------------------------------------------------ */
+
+struct line_key {
+	const char *file;       /* interned by the resolver: compared as a pointer */
+	uint32_t frame, line;
+};
+
+struct line_ent {
+	struct line_key key;
+	struct flame_line v;
+	size_t stamp;           /* the last count counted (+ 1): once per count */
+	UT_hash_handle hh;
+};
+
+struct fn_ent {
+	struct flame_fn_lines v;
+	size_t stamp;
+	int has_lines;
+};
+
+struct flame_lines {
+	struct fn_ent *fns;     /* by frame id */
+	size_t nfns, fns_cap;
+	struct line_ent *lines;
+	struct flame_line *all; /* every function's listed lines */
+};
+
+static struct fn_ent *fn_at(struct flame_lines *l, uint32_t frame)
+{
+	if (frame >= l->nfns) {
+		l->fns = xgrow(l->fns, &l->fns_cap, (size_t)frame + 1, sizeof(*l->fns));
+		memset(l->fns + l->nfns, 0, (l->fns_cap - l->nfns) * sizeof(*l->fns));
+		l->nfns = l->fns_cap;
+	}
+	return &l->fns[frame];
+}
+
+/* One frame of count number i (leaf: the stack's first frame). */
+static void count_line(struct flame_lines *l, uint32_t frame,
+		       const struct rsrc *src, size_t i, int leaf, uint64_t amount,
+		       uint64_t samples)
+{
+	struct fn_ent *fn = fn_at(l, frame);
+	if (fn->stamp != i + 1) {
+		fn->stamp = i + 1;
+		fn->v.total = sat_add(fn->v.total, amount);
+		fn->v.samples = sat_add(fn->v.samples, samples);
+	}
+	if (leaf)
+		fn->v.self = sat_add(fn->v.self, amount);
+	if (!src->file || !src->line)
+		return;
+	struct line_key key;
+	memset(&key, 0, sizeof(key));
+	key.file = src->file;
+	key.frame = frame;
+	key.line = src->line;
+	struct line_ent *e;
+	HASH_FIND(hh, l->lines, &key, sizeof(key), e);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->key = key;
+		e->v.file = key.file;
+		e->v.line = key.line;
+		HASH_ADD(hh, l->lines, key, sizeof(e->key), e);
+		fn->has_lines = 1;
+	}
+	if (e->stamp != i + 1) {
+		e->stamp = i + 1;
+		e->v.total = sat_add(e->v.total, amount);
+		e->v.samples = sat_add(e->v.samples, samples);
+	}
+	if (leaf)
+		e->v.self = sat_add(e->v.self, amount);
+}
+
+struct line_ref {
+	uint32_t frame;
+	const struct flame_line *v;
+};
+
+static int cmp_line_ref(const void *x, const void *y)
+{
+	const struct line_ref *a = x, *b = y;
+	if (a->frame != b->frame)
+		return a->frame < b->frame ? -1 : 1;
+	if (a->v->total != b->v->total)
+		return a->v->total > b->v->total ? -1 : 1;
+	if (a->v->self != b->v->self)
+		return a->v->self > b->v->self ? -1 : 1;
+	int d = strcmp(a->v->file, b->v->file);
+	if (d)
+		return d;
+	return a->v->line < b->v->line ? -1 : a->v->line > b->v->line;
+}
+
+/*
+ * The frames of count k's stack, leaf first, as resolve_stack() gives
+ * them (the same frames, the same cut), and each one's source position.
+ */
+static uint32_t stack_src(const struct report_ctx *c, const struct agg_count *k,
+			  struct rframe *out, struct rsrc *src)
+{
+	uint32_t n, used = 0;
+	const uint64_t *addrs = agg_stack(c->agg, k->stack, &n);
+	if (n > PROBE_MAX_FRAMES)
+		n = PROBE_MAX_FRAMES;
+	for (uint32_t j = 0; j < n; j++) {
+		int ret = resolve_is_return(addrs, j);
+		if (resolve_hidden(c->res, k->image, k->gen, addrs[j], ret))
+			continue;
+		const struct rframe *fr;
+		const struct rsrc *sr;
+		uint32_t m = resolve_addr_src(c->res, k->image, k->gen, addrs[j], ret, &fr, &sr);
+		/* Room for this address's frames and one for each address left. */
+		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - j - 1);
+		uint32_t skip = m > room ? m - 1 : 0;   /* only the containing function */
+		memcpy(out + used, fr + skip, (m - skip) * sizeof(*fr));
+		memcpy(src + used, sr + skip, (m - skip) * sizeof(*sr));
+		used += m - skip;
+	}
+	if (used == 0 && n > 0) {       /* all in libprobe: counted apart */
+		out[used] = (struct rframe){ resolve_probe_loc(c->res), NULL };
+		src[used++] = (struct rsrc){ NULL, 0 };
+	}
+	return used;
+}
+
+/* Each function's lines, hottest first; the first top kept. */
+static void lines_finish(struct flame_lines *l, size_t top)
+{
+	size_t n = HASH_COUNT(l->lines), at = 0;
+	struct line_ref *refs = xmalloc((n ? n : 1) * sizeof(*refs));
+	struct line_ent *e, *t;
+	HASH_ITER(hh, l->lines, e, t)
+		refs[at++] = (struct line_ref){ e->key.frame, &e->v };
+	qsort(refs, n, sizeof(*refs), cmp_line_ref);
+	l->all = xmalloc((n ? n : 1) * sizeof(*l->all));
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct fn_ent *fn = &l->fns[refs[i].frame];
+		if (!fn->v.lines)
+			fn->v.lines = l->all + kept;
+		if (fn->v.nlines < top) {
+			l->all[kept++] = *refs[i].v;
+			fn->v.nlines++;
+		} else {
+			fn->v.more++;
+		}
+	}
+	free(refs);
+	HASH_ITER(hh, l->lines, e, t) {
+		HASH_DEL(l->lines, e);
+		free(e);
+	}
+}
+
+/* flame_fill(), with the lines too (lines: 1) or not. */
+static struct flame_lines *fill(struct flame *f, const struct report_ctx *c, int set,
+				int lines, size_t top)
 {
 	struct filler fl;
 	filler_init(&fl, f, c);
+	struct flame_lines *l = lines ? xcalloc(1, sizeof(*l)) : NULL;
 	struct rframe *fr = xmalloc(RESOLVE_MAX_FRAMES * sizeof(*fr));
+	struct rsrc *src = l ? xmalloc(RESOLVE_MAX_FRAMES * sizeof(*src)) : NULL;
 	uint32_t *path = xmalloc((RESOLVE_MAX_FRAMES + REPORT_MAX_KEYS) * sizeof(*path));
 	const struct agg_count *counts = agg_counts(c->agg);
 	for (size_t i = 0; i < agg_ncounts(c->agg); i++) {
 		const struct agg_count *k = &counts[i];
 		const struct group_ent *g = groups_of(&fl, k->image, k->tid);
-		uint32_t n = resolve_stack(c->res, k, fr), len = 0;
+		uint64_t amount = report_amount(c, k);
+		uint32_t n = l ? stack_src(c, k, fr, src) : resolve_stack(c->res, k, fr), len = 0;
 		for (uint32_t j = 0; j < g->n; j++)
 			path[len++] = g->ids[j];
-		for (uint32_t j = n; j-- > 0;)  /* leaf first: reversed */
+		for (uint32_t j = n; j-- > 0;) {        /* leaf first: reversed */
 			path[len++] = loc_frame(&fl, fr[j].loc);
-		flame_add(f, path, len, set, report_amount(c, k), k->samples);
+			if (l)
+				count_line(l, path[len - 1], &src[j], i, j == 0, amount, k->samples);
+		}
+		flame_add(f, path, len, set, amount, k->samples);
 	}
+	if (l)
+		lines_finish(l, top);
 	free(path);
+	free(src);
 	free(fr);
 	filler_free(&fl);
+	return l;
+}
+
+void flame_fill(struct flame *f, const struct report_ctx *c, int set)
+{
+	fill(f, c, set, 0, 0);
+}
+
+struct flame_lines *flame_fill_lines(struct flame *f, const struct report_ctx *c, int set,
+				     size_t top)
+{
+	return fill(f, c, set, 1, top);
+}
+
+const struct flame_fn_lines *flame_lines_of(const struct flame_lines *l, uint32_t frame)
+{
+	if (!l || frame >= l->nfns || !l->fns[frame].has_lines)
+		return NULL;
+	return &l->fns[frame].v;
+}
+
+void flame_lines_free(struct flame_lines *l)
+{
+	if (!l)
+		return;
+	free(l->fns);
+	free(l->all);
+	free(l);
 }
 
 /* ---- layout ---------------------------------------------------------- */

@@ -80,6 +80,42 @@ void flame_add(struct flame *f, const uint32_t *path, uint32_t n, int set,
 /* Every count of a report into set, grouped by its --sort keys. */
 void flame_fill(struct flame *f, const struct report_ctx *c, int set);
 
+/*
+ * The source lines of each function (frame) of a report, for the HTML
+ * page's panel.  Every count's stack is walked as flame_fill() walks it
+ * (resolve_stack(): libprobe's frames left out, inline frames expanded),
+ * each frame's line from resolve_addr_src(): the sampled line for the
+ * leaf, the call's for a caller, where an inlined function was inlined
+ * for the function containing it.  Per function and per (file, line) of
+ * it: total, the amount of every count with it on the stack, counted once
+ * however often it is there (recursion); self, where it is the leaf
+ * frame; samples, as total.  Frames are the flame's (flame_frame_id()),
+ * files the resolver's (resolve_addr_src(): the path as DWARF names it),
+ * valid as long as it is.
+ */
+struct flame_line {
+	const char *file;
+	unsigned line;
+	uint64_t self, total, samples;
+};
+
+struct flame_fn_lines {
+	uint64_t self, total, samples;  /* the function's, lines or not */
+	struct flame_line *lines;       /* hottest first (total, then self,
+					   then file and line): at most top */
+	size_t nlines;
+	size_t more;                    /* lines not listed */
+};
+
+struct flame_lines;
+
+/* flame_fill(), and the lines: at most top a function listed. */
+struct flame_lines *flame_fill_lines(struct flame *f, const struct report_ctx *c, int set,
+				     size_t top);
+/* Frame id's lines, or NULL where none of its samples has a line. */
+const struct flame_fn_lines *flame_lines_of(const struct flame_lines *l, uint32_t frame);
+void flame_lines_free(struct flame_lines *l);
+
 const struct flame_node *flame_node_at(const struct flame *f, uint32_t id);
 
 /* What flame_layout() placed. */
@@ -159,8 +195,13 @@ int flame_svg(const struct report_ctx *c, const struct flame *f, FILE *out);
  */
 int flame_svg_diff(const struct report_ctx *base, const struct report_ctx *c,
 		   const struct flame *f, FILE *out);
-/* The same as one HTML page that draws it on a canvas (html.c). */
-int flame_html(const struct report_ctx *c, const struct flame *f, FILE *out);
+/*
+ * The same as one HTML page that draws it on a canvas (html.c); with
+ * lines (or NULL), a click on a frame also shows its function's hottest
+ * source lines, with their text where the file can be read now.
+ */
+int flame_html(const struct report_ctx *c, const struct flame *f,
+	       const struct flame_lines *lines, FILE *out);
 
 /* The formats (format.h's table, context.c). */
 int report_svg(const struct report_ctx *c, FILE *out);
