@@ -372,38 +372,6 @@ static int cmp_line_ref(const void *x, const void *y)
 	return a->v->line < b->v->line ? -1 : a->v->line > b->v->line;
 }
 
-/*
- * The frames of count k's stack, leaf first, as resolve_stack() gives
- * them (the same frames, the same cut), and each one's source position.
- */
-static uint32_t stack_src(const struct report_ctx *c, const struct agg_count *k,
-			  struct rframe *out, struct rsrc *src)
-{
-	uint32_t n, used = 0;
-	const uint64_t *addrs = agg_stack(c->agg, k->stack, &n);
-	if (n > PROBE_MAX_FRAMES)
-		n = PROBE_MAX_FRAMES;
-	for (uint32_t j = 0; j < n; j++) {
-		int ret = resolve_is_return(addrs, j);
-		if (resolve_hidden(c->res, k->image, k->gen, addrs[j], ret))
-			continue;
-		const struct rframe *fr;
-		const struct rsrc *sr;
-		uint32_t m = resolve_addr_src(c->res, k->image, k->gen, addrs[j], ret, &fr, &sr);
-		/* Room for this address's frames and one for each address left. */
-		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - j - 1);
-		uint32_t skip = m > room ? m - 1 : 0;   /* only the containing function */
-		memcpy(out + used, fr + skip, (m - skip) * sizeof(*fr));
-		memcpy(src + used, sr + skip, (m - skip) * sizeof(*sr));
-		used += m - skip;
-	}
-	if (used == 0 && n > 0) {       /* all in libprobe: counted apart */
-		out[used] = (struct rframe){ resolve_probe_loc(c->res), NULL };
-		src[used++] = (struct rsrc){ NULL, 0 };
-	}
-	return used;
-}
-
 /* Each function's lines, hottest first; the first top kept. */
 static void lines_finish(struct flame_lines *l, size_t top)
 {
@@ -448,7 +416,7 @@ static struct flame_lines *fill(struct flame *f, const struct report_ctx *c, int
 		const struct agg_count *k = &counts[i];
 		const struct group_ent *g = groups_of(&fl, k->image, k->tid);
 		uint64_t amount = report_amount(c, k);
-		uint32_t n = l ? stack_src(c, k, fr, src) : resolve_stack(c->res, k, fr), len = 0;
+		uint32_t n = resolve_stack_src(c->res, k, fr, src), len = 0;
 		for (uint32_t j = 0; j < g->n; j++)
 			path[len++] = g->ids[j];
 		for (uint32_t j = n; j-- > 0;) {        /* leaf first: reversed */

@@ -531,7 +531,8 @@ uint32_t resolve_probe_loc(struct resolver *r)
 	return r->probe_loc - 1;
 }
 
-uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out)
+uint32_t resolve_stack_src(struct resolver *r, const struct agg_count *k, struct rframe *out,
+			   struct rsrc *src)
 {
 	uint32_t n;
 	const uint64_t *frames = agg_stack(r->agg, k->stack, &n);
@@ -539,25 +540,33 @@ uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rfr
 		n = PROBE_MAX_FRAMES;
 	uint32_t used = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct rframe *f;
 		struct addr_ent *e = addr_entry(r, k->image, k->gen, frames[i],
 					       resolve_is_return(frames, i));
 		if (e->hidden)
 			continue;       /* libprobe's own code: its caller stands for it */
-		f = &r->frames[e->first];
-		uint32_t m = e->n;
+		uint32_t first = e->first, m = e->n;
 		/* Room for this address's frames and one for each address left. */
 		uint32_t room = RESOLVE_MAX_FRAMES - used - (n - i - 1);
 		if (m > room) {
-			f += m - 1;     /* only the containing function */
+			first += m - 1;     /* only the containing function */
 			m = 1;
 		}
-		memcpy(out + used, f, m * sizeof(*f));
+		memcpy(out + used, &r->frames[first], m * sizeof(*out));
+		if (src)
+			memcpy(src + used, &r->srcs[first], m * sizeof(*src));
 		used += m;
 	}
-	if (used == 0 && n > 0)         /* all in libprobe: counted apart */
+	if (used == 0 && n > 0) {       /* all in libprobe: counted apart */
+		if (src)
+			src[used] = (struct rsrc){ NULL, 0 };
 		out[used++] = (struct rframe){ resolve_probe_loc(r), NULL };
+	}
 	return used;
+}
+
+uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out)
+{
+	return resolve_stack_src(r, k, out, NULL);
 }
 
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id)

@@ -36,8 +36,8 @@
  *     cached; locations are interned by (function, object path), so one
  *     function reached from many addresses, images or processes is one
  *     location.
- *   - Strings (sym, dso, dso_path, lines, and anything passed to
- *     resolver_intern) are interned: equal strings are equal pointers.  They
+ *   - Strings (sym, dso, dso_path, lines, source files, and anything passed
+ *     to resolver_intern) are interned: equal strings are equal pointers.  They
  *     are printable.
  */
 #ifndef PROBE_RESOLVE_H
@@ -120,6 +120,9 @@ uint32_t resolve_addr_src(struct resolver *r, uint32_t image, uint32_t gen, uint
  * where a stack would not fit, never an address).  Returns the frame count.
  */
 uint32_t resolve_stack(struct resolver *r, const struct agg_count *k, struct rframe *out);
+/* The same, and src[i] the source position of out[i] (src: RESOLVE_MAX_FRAMES too). */
+uint32_t resolve_stack_src(struct resolver *r, const struct agg_count *k, struct rframe *out,
+			   struct rsrc *src);
 /*
  * libprobe's own frames: an address in a mapping whose basename is
  * libprobe.so or libprobe-*.so (its handler, its wrappers of
