@@ -20,7 +20,6 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <lzma.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,6 @@
 #include <unistd.h>
 
 #include "hashtab.h"
-#include "strpool.h"
 #include "util.h"
 /* ---- DWARF: inline frames and source lines (libdw) ---------------------- */
 
@@ -314,22 +312,16 @@ static int scope_chain(struct symobj *o, struct cu_range *r, uint64_t vaddr, Dwa
 }
 
 /*
- * The joined names of full_path(), for the life of the process: a few per
- * source file (bounded by the files of the programs read, not by how often
- * they are asked for), so that they outlive every object and no object
- * grows with each address looked up (probe agent keeps its objects).
- */
-static struct strpool *full_paths;
-static pthread_mutex_t full_paths_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/*
  * A source file as addr2line and perf name it: where DWARF names it relative
  * to its compile unit's directory (gcc run in the source tree: "tests/x.c",
  * or "x.c"), joined to that directory (DW_AT_comp_dir, when absolute), so
  * that a reader in another directory finds it (go tool pprof -list); else
- * as it is.
+ * as it is.  The joined names are the object's (o->paths): a few per source
+ * file, however often asked for, and gone with the object (probe agent, run
+ * as root, keeps a bounded cache of objects; a process-wide table grew with
+ * every program any user profiled).
  */
-static const char *full_path(Dwarf_Die *cu, const char *file)
+static const char *full_path(struct symobj *o, Dwarf_Die *cu, const char *file)
 {
 	Dwarf_Attribute a;
 	if (!file || !*file || file[0] == '/' || !dwarf_attr(cu, DW_AT_comp_dir, &a))
@@ -348,11 +340,9 @@ static const char *full_path(Dwarf_Die *cu, const char *file)
 	memcpy(j, dir, dl);
 	j[dl] = '/';
 	memcpy(j + dl + 1, file, fl + 1);
-	pthread_mutex_lock(&full_paths_lock);
-	if (!full_paths)
-		full_paths = strpool_new();
-	const char *s = strpool_intern(full_paths, j);
-	pthread_mutex_unlock(&full_paths_lock);
+	if (!o->paths)
+		o->paths = strpool_new();
+	const char *s = strpool_intern(o->paths, j);
 	free(j);
 	return s;
 }
@@ -394,7 +384,7 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 	int line = 0;
 	Dwarf_Line *l = dwarf_getsrc_die(cu, vaddr);
 	if (l) {
-		file = full_path(cu, dwarf_linesrc(l, NULL, NULL));
+		file = full_path(o, cu, dwarf_linesrc(l, NULL, NULL));
 		if (dwarf_lineno(l, &line) != 0)
 			line = 0;
 	}
@@ -419,7 +409,7 @@ size_t symobj_srcframes(struct symobj *o, uint64_t vaddr, struct src_frame *out,
 		if (!files && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
 			files = NULL;
 		if (files && cf < nfiles)
-			file = full_path(cu, dwarf_filesrc(files, cf, NULL, NULL));
+			file = full_path(o, cu, dwarf_filesrc(files, cf, NULL, NULL));
 	}
 	out[k].name = NULL;
 	for (int i = n - 1; i >= 0; i--) {

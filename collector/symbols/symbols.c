@@ -48,6 +48,7 @@ static void obj_free(struct symobj *o)
 	free(o->fdes);
 	free(o->key);
 	free(o->dw_path);
+	strpool_free(o->paths);
 	if (o->dw)
 		dwarf_end(o->dw);
 	free(o->gp);

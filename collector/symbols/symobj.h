@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hashtab.h"
+#include "strpool.h"
 #include "symbols/symbols.h"
 
 struct sym {
@@ -75,6 +76,7 @@ struct symobj {
 	const char *loading;    /* the path being loaded, for messages */
 	/* DWARF: opened on first use from dw_path (the file or its debug file). */
 	char *dw_path;
+	struct strpool *paths;  /* source files joined to their unit's directory */
 	uint8_t dw_bid[64];     /* ... and the build-id it must still have */
 	size_t dw_bidlen;
 	int dw_tried, dw_fd;
