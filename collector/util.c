@@ -302,6 +302,30 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int own_vdso(const uint8_t **image, size_t *len)
+{
+	static const uint8_t *vdso;
+	static size_t vdso_len;
+	static int done;
+	if (!done) {
+		done = 1;
+		FILE *f = fopen("/proc/self/maps", "re");
+		char line[512];
+		unsigned long long lo, hi;
+		while (f && !vdso && fgets(line, sizeof line, f))
+			if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+			    lo < hi) {
+				vdso = (const uint8_t *)(uintptr_t)lo;
+				vdso_len = (size_t)(hi - lo);
+			}
+		if (f)
+			fclose(f);
+	}
+	*image = vdso;
+	*len = vdso_len;
+	return vdso ? 0 : -1;
+}
+
 int open_regular(const char *path)
 {
 	int pfd = open(path, O_PATH | O_CLOEXEC);

@@ -59,6 +59,12 @@ int parse_u64(const char *s, uint64_t *out);
  * then opened through that very file.  The fd, or -1 (errno set).
  */
 int open_regular(const char *path);
+/*
+ * The collector's own vDSO, mapped for the life of the process: the
+ * kernel's image, the same in every process of this kernel (its names and
+ * frame rules are read here for theirs).  0, or -1 where none is found.
+ */
+int own_vdso(const uint8_t **image, size_t *len);
 /* A finite number 0..100 ("5", "0.5", "2%"); 0 on success, -1 otherwise. */
 int parse_percent(const char *s, double *out);
 

@@ -415,38 +415,17 @@ static int open_image(struct file *f, const char *path)
 
 /*
  * "[vdso]": not a file, but the kernel's own image, the same in every
- * process of this kernel: the collector's, copied (file_drop unmaps it).
- * The MAP's build-id must match, as a file's.  Without it every rule the
- * handler asked for in the vDSO was published UNSUP: a sample in
- * clock_gettime's system call then had no user stack at all until
- * libunwind was loaded (tests/14, 1 run in 5).
+ * process of this kernel: the collector's (util.h's own_vdso), read where
+ * it is mapped.  The MAP's build-id must match, as a file's.  Without it
+ * every rule the handler asked for in the vDSO was published UNSUP: a
+ * sample in clock_gettime's system call then had no user stack at all
+ * until libunwind was loaded (tests/14, 1 run in 5).
  */
 static int open_vdso(struct file *f)
 {
-	FILE *mf = fopen("/proc/self/maps", "re");
-	char line[512];
-	unsigned long long lo = 0, hi = 0;
-	int found = 0;
-	while (mf && !found && fgets(line, sizeof line, mf))
-		found = strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
-			lo < hi;
-	if (mf)
-		fclose(mf);
-	if (!found)
-		return -1;
-	size_t n = (size_t)(hi - lo);
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	memcpy(p, (const void *)(uintptr_t)lo, n);
-	f->map = p;
-	f->size = n;
-	if (image_open(&f->im, p, n) < 0) {
-		munmap(p, n);
-		f->map = NULL;
-		return -1;
-	}
-	return 0;
+	const uint8_t *p;
+	size_t n;
+	return own_vdso(&p, &n) < 0 || image_open(&f->im, p, n) < 0 ? -1 : 0;
 }
 
 static void file_drop(struct file *f)

@@ -226,37 +226,15 @@ static void send_map(struct outside *x, uint32_t pid, const struct omap *m)
 }
 
 /*
- * The vDSO: not a file, but the kernel's own image, the same in every
- * process of this kernel (the collector's included, at AT_SYSINFO_EHDR):
- * its symbols (symbols.c) and frame rules are read in ours.
+ * The vDSO mapped at start (its names and frame rules are read in ours:
+ * util.h's own_vdso): its bias (its first PT_LOAD's vaddr is at start).
  */
-static const uint8_t *vdso;
-static size_t vdso_len;
-
-static void vdso_find(void)
-{
-	static int done;
-	if (done)
-		return;
-	done = 1;
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	unsigned long long lo, hi;
-	while (f && fgets(line, sizeof line, f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo < hi) {
-			vdso = (const uint8_t *)(uintptr_t)lo;
-			vdso_len = (size_t)(hi - lo);
-		}
-	if (f)
-		fclose(f);
-}
-
-/* The vDSO mapped at start: its bias (its first PT_LOAD's vaddr is at start). */
 static int vdso_bias(uint64_t start, uint64_t *bias)
 {
 	Elf64_Ehdr eh;
-	vdso_find();
-	if (!vdso || vdso_len < sizeof eh)
+	const uint8_t *vdso;
+	size_t vdso_len;
+	if (own_vdso(&vdso, &vdso_len) < 0 || vdso_len < sizeof eh)
 		return -1;
 	memcpy(&eh, vdso, sizeof eh);
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
@@ -413,9 +391,7 @@ static uint64_t rule_at(void *ctx, uint64_t addr)
 		struct omap *m = &p->maps[i];
 		if (addr < m->start || addr >= m->end)
 			continue;
-		if (m->path[0] == '[')          /* the vDSO: ours is the same */
-			return vdso ? cfi_rule_in_image(vdso, vdso_len, addr - m->bias)
-				    : probe_rule_pack(PROBE_RULE_UNSUP, 0, 0, 0);
+		/* The vDSO's too: cfi_learn.c reads ours, the same. */
 		struct cfi_map cm = { .start = m->start, .end = m->end, .bias = m->bias,
 				      .path = m->path };
 		return cfi_rule_at(&cm, (pid_t)p->pid, addr);

@@ -556,24 +556,11 @@ static int load_elf(struct symcache *c, struct symobj *o, Elf *e, const char *pa
 /* The collector's own vDSO: the same kernel made the recording's, probably. */
 static void load_vdso(struct symobj *o, const uint8_t *bid, size_t bidlen)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (!f)
+	const uint8_t *image;
+	size_t len;
+	if (own_vdso(&image, &len) < 0)
 		return;
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned long lo = 0, hi = 0;
-	int found = 0;
-	while (getline(&line, &cap, f) > 0) {
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < hi) {
-			found = 1;
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	if (!found)
-		return;
-	Elf *e = elf_memory((char *)lo, hi - lo);
+	Elf *e = elf_memory((char *)(uintptr_t)image, len);
 	if (!e)
 		return;
 	const void *dbid = NULL;
