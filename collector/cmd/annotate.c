@@ -280,11 +280,7 @@ int cmd_annotate(int argc, char **argv)
 	if (rc == 0)
 		rc = annotate_run(&a);
 out:
-	names_free(&a.fl.comms);
-	names_free(&a.fl.pids);
-	names_free(&a.fl.tids);
-	names_free(&a.fl.dsos);
-	names_free(&a.fl.syms);
+	filters_free(&a.fl);
 	free(a.names);
 	return rc;
 }

@@ -746,11 +746,7 @@ int cmd_report(int argc, char **argv)
 	if (report_settle(&a, argc, args) == 0)
 		rc = report_events(&a.o, &a.fl, a.header, a.event, a.by_event);
 out:
-	names_free(&a.fl.comms);
-	names_free(&a.fl.pids);
-	names_free(&a.fl.tids);
-	names_free(&a.fl.dsos);
-	names_free(&a.fl.syms);
+	filters_free(&a.fl);
 	for (size_t i = 0; i < nowned; i++)
 		free(owned[i]);
 	free(owned);

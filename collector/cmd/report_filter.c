@@ -48,6 +48,15 @@ void names_free(struct namelist *l)
 	free(l->v);
 }
 
+void filters_free(struct filters *fl)
+{
+	names_free(&fl->comms);
+	names_free(&fl->pids);
+	names_free(&fl->tids);
+	names_free(&fl->dsos);
+	names_free(&fl->syms);
+}
+
 static int in_list(const struct namelist *l, const char *s)
 {
 	for (size_t i = 0; i < l->n; i++)

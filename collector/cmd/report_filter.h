@@ -6,7 +6,7 @@
  *   - parse_names() takes a comma list of non-empty names into l (-1: an
  *     empty one); parse_ids() the same of numbers (pids, tids); parse_time()
  *     "START,END" in seconds from the start, either empty (-1: not that);
- *     names_free() frees a list.
+ *     names_free() frees a list, filters_free() every list of a struct filters.
  *   - apply_filters() applies --time (the window becomes the total) and the
  *     others (the total stays: shares are of all samples, as perf shows
  *     them) to a, and sets the header lines that say so (o->time_line,
@@ -38,6 +38,7 @@ struct filters {
 int parse_names(const char *s, struct namelist *l);
 int parse_ids(const char *s, struct namelist *l);
 void names_free(struct namelist *l);
+void filters_free(struct filters *fl);
 int parse_time(const char *s, struct filters *fl);
 void apply_filters(struct agg *a, struct resolver *res, struct filters *fl,
 		   struct report_opts *o, char **time_line, char **filter_line);
