@@ -108,7 +108,8 @@ int ann_func_inlines(const struct report_ctx *c, const struct ann_func *fn,
 int ann_build(const struct report_ctx *c, struct symcache *sc, const struct ann_func *fn,
 	      int intel, struct ann_view *v);
 void ann_view_free(struct ann_view *v);
-void ann_print(const struct report_ctx *c, const struct ann_set *s,
-	       const struct ann_view *v, const struct ann_print_opts *o, FILE *out);
+/* Returns where in out (ftell) its hottest instruction's row begins; -1: none, or out cannot tell. */
+long ann_print(const struct report_ctx *c, const struct ann_view *v,
+	       const struct ann_print_opts *o, FILE *out);
 
 #endif

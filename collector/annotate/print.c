@@ -191,11 +191,12 @@ static void stale_sources(const struct report_ctx *c, const struct ann_view *v,
 	}
 }
 
-void ann_print(const struct report_ctx *c, const struct ann_set *s,
-	       const struct ann_view *v, const struct ann_print_opts *o, FILE *out)
+long ann_print(const struct report_ctx *c, const struct ann_view *v,
+	       const struct ann_print_opts *o, FILE *out)
 {
-	(void)s;
 	const struct ann_func *fn = v->fn;
+	long hottest = -1;
+	uint64_t best = 0;
 	struct srcfiles *sf = srcfiles_new();
 	head(c, v, out);
 	stale_sources(c, v, sf, out);
@@ -215,6 +216,10 @@ void ann_print(const struct report_ctx *c, const struct ann_set *s,
 			last_file = r->file;
 			last_line = r->line;
 		}
+		if (r->samples > best) {
+			best = r->samples;
+			hottest = ftell(out);
+		}
 		insn_row(fn, r, o, out);
 	}
 	if (hidden)
@@ -222,4 +227,5 @@ void ann_print(const struct report_ctx *c, const struct ann_set *s,
 			hidden == 1 ? "" : "s", o->percent_limit);
 	hot_lines(v, out);
 	srcfiles_free(sf);
+	return hottest;
 }

@@ -233,7 +233,7 @@ static int annotate_run(struct annotate_args *a)
 		ann_build(&ctx, sc, &s->fns[pick[i]], a->p.intel, &v);
 		if (i)
 			fputc('\n', stdout);
-		ann_print(&ctx, s, &v, &a->p, stdout);
+		ann_print(&ctx, &v, &a->p, stdout);
 		ann_view_free(&v);
 	}
 	free(pick);

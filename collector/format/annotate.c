@@ -20,7 +20,7 @@ int report_annotate(const struct report_ctx *c, FILE *out)
 		ann_build(c, sc, &s->fns[i], 0, &v);
 		if (i)
 			fputc('\n', out);
-		ann_print(c, s, &v, &po, out);
+		ann_print(c, &v, &po, out);
 		ann_view_free(&v);
 	}
 	ann_set_free(s);

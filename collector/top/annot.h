@@ -3,8 +3,8 @@
  *
  * Contract: annot_open() shows loc's instructions and source lines with
  * their shares (annotate.h), scrolled near the hottest instruction;
- * annot_refresh() remakes the text from the samples so far (draw calls it
- * while the view shows); annot_key() takes the view's keys (arrows, pages,
+ * annot_refresh() remakes the text from the samples so far, when more came
+ * (draw calls it while the view shows); annot_key() takes the view's keys (arrows, pages,
  * Esc or 'a' closes it): 1 when it took ch.  view.c draws annot_lines.
  */
 #ifndef PROBE_TOP_ANNOT_H

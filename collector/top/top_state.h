@@ -184,6 +184,8 @@ struct top {
 	char *annot_text;       /* its text; annot_lines point into it */
 	char **annot_lines;
 	size_t annot_n;
+	int annot_hot;          /* the line of its hottest instruction */
+	uint64_t annot_samples; /* the aggregate's samples when it was made */
 	int ascroll;            /* its first line shown */
 	int sel, scroll;
 	int keep_pos;           /* the selection moved by key: keep its position */
@@ -208,6 +210,8 @@ char *focus_label(const struct top *t);
 extern char status_msg[256];
 void print_snapshot(struct top *t, FILE *out);
 void draw(struct top *t);
+/* A key that scrolls a view of n lines (arrows, j/k, pages, Home, End): *pos moved, 1. */
+int scroll_key(int ch, int page, int *pos, int n);
 int read_keys(struct top *t);
 
 #endif

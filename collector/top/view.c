@@ -549,42 +549,37 @@ static void key_edit(struct top *t, int ch)
 	compute_rows(t);
 }
 
-/* A key that scrolls the call tree: 1 when it was one. */
-static int key_tree_scroll(struct top *t, int ch, int page)
+int scroll_key(int ch, int page, int *pos, int n)
 {
-	int moved = 1;
 	switch (ch) {
 	case KEY_UP:
 	case 'k':
-		t->tscroll--;
+		(*pos)--;
 		break;
 	case KEY_DOWN:
 	case 'j':
-		t->tscroll++;
+		(*pos)++;
 		break;
 	case KEY_PPAGE:
-		t->tscroll -= page;
+		*pos -= page;
 		break;
 	case KEY_NPAGE:
-		t->tscroll += page;
+		*pos += page;
 		break;
 	case KEY_HOME:
-		t->tscroll = 0;
+		*pos = 0;
 		break;
 	case KEY_END:
-		t->tscroll = (int)t->ntl;
+		*pos = n;
 		break;
 	default:
-		moved = 0;
+		return 0;
 	}
-	if (moved) {
-		if (t->tscroll >= (int)t->ntl)
-			t->tscroll = (int)t->ntl - 1;
-		if (t->tscroll < 0)
-			t->tscroll = 0;
-		return 1;
-	}
-	return 0;
+	if (*pos >= n)
+		*pos = n - 1;
+	if (*pos < 0)
+		*pos = 0;
+	return 1;
 }
 
 /* f: the selected thread or process alone, by function. */
@@ -618,7 +613,7 @@ static void on_key(struct top *t, int ch)
 	/* The call tree and the annotation scroll; the rows' selection stays. */
 	if (t->annot && annot_key(t, ch, page))
 		return;
-	if (t->tree && !t->annot && key_tree_scroll(t, ch, page))
+	if (t->tree && !t->annot && scroll_key(ch, page, &t->tscroll, (int)t->ntl))
 		return;
 	switch (ch) {
 	case 'q':
