@@ -10,32 +10,8 @@
 
 #include "annotate/code.h"
 #include "annotate/disasm.h"
-#include "symbols/demangle.h"
 #include "symbols/kallsyms.h"
 #include "util.h"
-
-static const char *intern(const struct report_ctx *c, const char *s)
-{
-	if (!s)
-		return NULL;
-	char *p = printable_dup(s);
-	const char *i = resolver_intern(c->res, p);
-	free(p);
-	return i;
-}
-
-/* A name as the reports show it: demangled (unless -M), printable, interned. */
-static const char *show_name(const struct report_ctx *c, const char *raw)
-{
-	if (!raw)
-		return NULL;
-	char *d = NULL;
-	if (c->opts->resolve.demangle)
-		d = c->opts->resolve.short_names ? probe_demangle_short(raw) : probe_demangle(raw);
-	const char *s = intern(c, d ? d : raw);
-	free(d);
-	return s;
-}
 
 /* " <name+0xOFF>" for a branch's target, as objdump names it; "" when nothing names it. */
 static void name_target(const struct report_ctx *c, struct symcache *sc,
@@ -50,7 +26,7 @@ static void name_target(const struct report_ctx *c, struct symcache *sc,
 		name = kallsyms_lookup_range(symcache_kallsyms(sc), t, &mod, &s, &e);
 	if (!name)
 		return;
-	const char *shown = show_name(c, name);
+	const char *shown = resolver_func_name(c->res, name);
 	if (t == s)
 		snprintf(buf, n, " <%s>", shown);
 	else
@@ -140,13 +116,13 @@ static void add_sources(const struct report_ctx *c, const struct ann_func *fn,
 		size_t n = symobj_srcframes(fn->obj, r->addr, sf, 16);
 		if (n == 0)
 			continue;
-		r->file = intern(c, sf[0].file);
+		r->file = resolver_intern_printable(c->res, sf[0].file);
 		r->line = sf[0].line;
 		if (n > 1 && sf[0].inlined) {
-			r->inl = show_name(c, sf[0].name);
+			r->inl = resolver_func_name(c->res, sf[0].name);
 			if (sf[1].file && sf[1].line) {
 				char *at = xasprintf("%s:%u", path_basename(sf[1].file), sf[1].line);
-				r->inl_at = intern(c, at);
+				r->inl_at = resolver_intern_printable(c->res, at);
 				free(at);
 			}
 		}

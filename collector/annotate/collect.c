@@ -13,9 +13,6 @@
 #include "symbols/kallsyms.h"
 #include "util.h"
 
-/* Where the kernel's half of the address space starts (as resolve.c). */
-#define KERNEL_START 0xff00000000000000ull
-
 struct fn_key {
 	const void *obj;        /* symobj (ELF), interned name (JIT), NULL (kernel) */
 	uint64_t start;         /* bounds' start, or the address (no bounds) */
@@ -75,7 +72,7 @@ static void place(struct collect *cl, const struct agg_count *k, uint64_t at,
 {
 	const struct agg_map *m = agg_find_map(cl->c->agg, k->image, k->gen, at);
 	f->start = f->end = at;
-	if (!m && at >= KERNEL_START) {
+	if (!m && at >= RESOLVE_KERNEL_START) {
 		const char *mod;
 		f->kind = ANN_KERNEL;
 		const struct kallsyms *ks = symcache_kallsyms(cl->sc);

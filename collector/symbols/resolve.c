@@ -132,7 +132,7 @@ struct symcache *resolver_symcache(const struct resolver *r)
 	return r->syms;
 }
 
-static const char *intern_printable(struct resolver *r, const char *s)
+const char *resolver_intern_printable(struct resolver *r, const char *s)
 {
 	char *p = printable_dup(s);
 	const char *i = strpool_intern(r->pool, p);
@@ -156,12 +156,11 @@ static uint32_t intern_loc(struct resolver *r, const struct loc *l)
 	return e->id;
 }
 
-/* A function name for display: demangled (if asked), printable, interned. */
-static const char *func_name(struct resolver *r, const char *name)
+const char *resolver_func_name(struct resolver *r, const char *name)
 {
 	char *dem = !r->opts.demangle ? NULL :
 		    r->opts.short_names ? probe_demangle_short(name) : probe_demangle(name);
-	const char *s = intern_printable(r, dem ? dem : name);
+	const char *s = resolver_intern_printable(r, dem ? dem : name);
 	free(dem);
 	return s;
 }
@@ -181,10 +180,10 @@ static const char *display_name(struct resolver *r, const char *fn, int inlined)
 static uint32_t named_loc(struct resolver *r, const char *name, const char *mod,
 			  const char *path, int inlined)
 {
-	const char *fn = func_name(r, name);
+	const char *fn = resolver_func_name(r, name);
 	struct loc l = { .sym = display_name(r, fn, inlined), .dso = mod,
 			 .dso_path = path, .named = 1, .inlined = inlined, .fn = fn,
-			 .raw = intern_printable(r, name) };
+			 .raw = resolver_intern_printable(r, name) };
 	return intern_loc(r, &l);
 }
 
@@ -192,7 +191,7 @@ static uint32_t named_loc(struct resolver *r, const char *name, const char *mod,
 static uint32_t anon_loc(struct resolver *r, const char *text, const char *mod,
 			 const char *path, int named, int inlined)
 {
-	const char *fn = intern_printable(r, text);
+	const char *fn = resolver_intern_printable(r, text);
 	struct loc l = { .sym = display_name(r, fn, inlined), .dso = mod,
 			 .dso_path = path, .named = named, .inlined = inlined, .fn = fn,
 			 .raw = fn };
@@ -204,13 +203,11 @@ static const char *line_text(struct resolver *r, const struct src_frame *f)
 	if (!f->file || !f->line)
 		return NULL;
 	char *t = xasprintf("%s:%u", path_basename(f->file), f->line);
-	const char *s = intern_printable(r, t);
+	const char *s = resolver_intern_printable(r, t);
 	free(t);
 	return s;
 }
 
-/* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
-#define KERNEL_START 0xff00000000000000ull
 
 /*
  * A kernel address (x86-64's upper half): named from /proc/kallsyms
@@ -231,7 +228,7 @@ static uint32_t kernel_loc(struct resolver *r, uint64_t at)
 		return l;
 	}
 	char *ms = kmod ? xasprintf("[%s]", kmod) : NULL;
-	const char *mod = intern_printable(r, ms ? ms : "[kernel.kallsyms]");
+	const char *mod = resolver_intern_printable(r, ms ? ms : "[kernel.kallsyms]");
 	free(ms);
 	uint32_t l = named_loc(r, name, mod, mod, 0);
 	r->locs[l].kernel = 1;
@@ -245,7 +242,7 @@ static void push_frame(struct resolver *r, uint32_t loc, const struct src_frame 
 	r->srcs = xgrow(r->srcs, &r->srcs_cap, r->nframes + 1, sizeof(*r->srcs));
 	r->frames[r->nframes] = (struct rframe){ loc, sf ? line_text(r, sf) : NULL };
 	r->srcs[r->nframes] = (struct rsrc){
-		sf && sf->file ? intern_printable(r, sf->file) : NULL, sf ? sf->line : 0 };
+		sf && sf->file ? resolver_intern_printable(r, sf->file) : NULL, sf ? sf->line : 0 };
 	r->nframes++;
 }
 
@@ -301,7 +298,7 @@ static unsigned char *file_key(char kind, const void *id, size_t idlen,
  */
 static const char *file_name(struct resolver *r, const struct agg_map *m)
 {
-	const char *path = intern_printable(r, m->path);
+	const char *path = resolver_intern_printable(r, m->path);
 	struct path_ent *p;
 	HASH_FIND_PTR(r->paths, &path, p);
 	if (p)
@@ -360,7 +357,7 @@ static void lookup(struct resolver *r, uint32_t image, uint32_t gen, uint64_t ad
 	/* Inside the call instruction, not at the one after it. */
 	uint64_t at = is_return && addr > 0 ? addr - 1 : addr;
 	const struct agg_map *m = agg_find_map(r->agg, image, gen, at);
-	if (!m && addr >= KERNEL_START) {
+	if (!m && addr >= RESOLVE_KERNEL_START) {
 		push_frame(r, kernel_loc(r, at), NULL);
 		return;
 	}

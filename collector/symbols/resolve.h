@@ -52,6 +52,9 @@
 /* The profiler's own library, recognised by its mapping's basename. */
 #define PROBE_LIB_BASENAME "libprobe.so"
 
+/* Where the kernel's half of the address space starts (x86-64, 48 or 57 bits). */
+#define RESOLVE_KERNEL_START 0xff00000000000000ull
+
 /* Frames one stack can expand to with its inline frames. */
 #define RESOLVE_MAX_FRAMES (4 * PROBE_MAX_FRAMES)
 /* Inline frames one address can add. */
@@ -166,6 +169,10 @@ uint32_t resolve_addr_where(struct resolver *r, uint32_t image, uint32_t gen, ui
 const struct loc *resolver_loc(const struct resolver *r, uint32_t id);
 size_t resolver_nlocs(const struct resolver *r);
 const char *resolver_intern(struct resolver *r, const char *s);
+/* The same of s made printable (util.h: printable_dup). */
+const char *resolver_intern_printable(struct resolver *r, const char *s);
+/* A function's name as the resolver shows names: demangled (as its opts say), printable, interned. */
+const char *resolver_func_name(struct resolver *r, const char *raw);
 /* The symbol cache it names from (probe annotate reads code through it). */
 struct symcache *resolver_symcache(const struct resolver *r);
 
