@@ -121,8 +121,9 @@ const struct cmd_spec top_spec = {
 	.notes =
 		"Keys: q quit, ? help, s sort (self/total/name), g group (function/module/\n"
 		"thread/process), f focus the selected thread or process, F clear focus,\n"
-		"/ filter by name, Enter or c call tree of the selected function,\n"
-		"z zero, p pause, i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
+		"/ filter by name, Enter or c call tree of the selected function, a its\n"
+		"instructions and source lines (as probe annotate), z zero, p pause,\n"
+		"i interval or cumulative, arrows/PgUp/PgDn scroll.\n"
 		"Not on a terminal, a plain-text snapshot is printed every interval: on\n"
 		"stdout, or on stderr when probe top runs a command (its stdout is its own).\n",
 	.opts = top_opts,
